@@ -1,0 +1,6 @@
+"""Server-side search strategies (see :class:`~fedsearch.strategies.base.Strategy`)."""
+
+from .base import Strategy
+from .candidates import CandidateStrategy, aggregate_scores
+
+__all__ = ["Strategy", "CandidateStrategy", "aggregate_scores"]
