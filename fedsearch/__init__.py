@@ -2,8 +2,16 @@
 
 from .federation import InProcessFederation
 from .party import Party
+from .search import FederatedGridSearchCV, FederatedRandomizedSearchCV
 from .space import SearchSpace
 
 __version__ = "0.1.0"
 
-__all__ = ["InProcessFederation", "Party", "SearchSpace", "__version__"]
+__all__ = [
+    "FederatedGridSearchCV",
+    "FederatedRandomizedSearchCV",
+    "InProcessFederation",
+    "Party",
+    "SearchSpace",
+    "__version__",
+]

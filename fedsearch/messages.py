@@ -7,14 +7,16 @@ carry it and the federation can log its size; :func:`decode` reads it back.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
+import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Task", "Reply", "EvaluateTask", "EvaluateReply", "encode", "decode"]
+__all__ = ["Task", "Reply", "EvaluateTask", "EvaluateReply", "FitTask", "FitReply", "encode", "decode"]
 
 _REGISTRY: dict[str, type] = {}
 
@@ -99,6 +101,26 @@ class EvaluateReply(Reply):
     error: str | None = None
 
 
+@message
+class FitTask(Task):
+    """Fit the configuration ``point`` on the party's own data (the ``"ensemble"`` final fit)."""
+
+    point: np.ndarray
+
+    kind = "fit"
+
+
+@message
+class FitReply(Reply):
+    """A party's fitted model: the only thing besides summaries that ever leaves a party, and
+    only for ``final_fit="ensemble"``."""
+
+    model: Any
+    n_samples: int
+    fit_time: float = 0.0
+    error: str | None = None
+
+
 # --------------------------------------------------------------------------- serialisation
 def _to_json(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -106,6 +128,8 @@ def _to_json(obj: Any) -> Any:
         return {"__message__": type(obj).__name__, **fields}
     if isinstance(obj, np.ndarray):
         return {"__array__": obj.tolist(), "dtype": obj.dtype.str}
+    if hasattr(obj, "get_params") and hasattr(obj, "fit"):  # a fitted model (FitReply)
+        return {"__model__": base64.b64encode(pickle.dumps(obj)).decode()}
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, dict):
@@ -126,6 +150,8 @@ def _from_json(obj: Any) -> Any:
         return obj
     if "__array__" in obj:
         return np.array(obj["__array__"], dtype=np.dtype(obj["dtype"]))
+    if "__model__" in obj:
+        return pickle.loads(base64.b64decode(obj["__model__"]))
     if "__float__" in obj:
         return float(obj["__float__"])
     if "__dict__" in obj:

@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import check_cv, cross_validate
 
-from .messages import EvaluateReply, EvaluateTask, Task
+from .messages import EvaluateReply, EvaluateTask, FitReply, FitTask, Task
 from .space import SearchSpace
 
 __all__ = ["Party", "Unit", "register_task"]
@@ -196,23 +196,50 @@ class Party:
 
         test = {m: column("test", m) for m in metrics}
         scores = test[self.objective].copy()
-        if task.noise_std > 0:  # DP: the party perturbs its own rewards (DP-Fed-PNE, App. D.2)
+        private = task.noise_std > 0
+        if private:
+            # DP (DP-Fed-PNE, App. D.2): the party perturbs its own rewards, and releases nothing
+            # else about them (no noise-free scores, spreads or train scores).
             rng = np.random.default_rng(task.seed)
             scores = scores + rng.normal(0.0, task.noise_std, size=n)
+            test = {self.objective: scores}
         return EvaluateReply(
             scores=scores,
             n_samples=self.n_samples,
             test_scores=test,
-            std_scores={m: column("std", m) for m in metrics},
-            train_scores={m: column("train", m) for m in metrics} if self.return_train_score else {},
+            std_scores={} if private else {m: column("std", m) for m in metrics},
+            train_scores={m: column("train", m) for m in metrics} if self.return_train_score and not private else {},
             fit_time=np.array([0.0 if c else r["fit_time"] for r, c in zip(rows, cached)]),
             score_time=np.array([0.0 if c else r["score_time"] for r, c in zip(rows, cached)]),
             errors=tuple(r["error"] for r in rows),
             cached=cached,
         )
 
+    def _units_fit(self, task: FitTask) -> list[Unit]:
+        self._check_points(np.atleast_2d(task.point))
+        est = clone(self.estimator).set_params(**self.space.to_params(task.point))
+        return [Unit(_fit, (est, self.X, self.y, self.fit_params))]
+
+    def _reply_fit(self, task: FitTask, outputs: list) -> FitReply:
+        model, seconds, exc = outputs[0]
+        if exc is not None:
+            if self.error_score == "raise":
+                exc.add_note(f"Raised by party {self.party_id!r} in the final fit.")
+                raise exc
+            return FitReply(model=None, n_samples=self.n_samples, error=str(exc))
+        return FitReply(model=model, n_samples=self.n_samples, fit_time=seconds)
+
     def __repr__(self) -> str:
         return f"Party({self.party_id!r}, n_samples={self.n_samples})"
+
+
+def _fit(estimator, X, y, fit_params):
+    t0 = time.perf_counter()
+    try:
+        estimator.fit(X, y, **fit_params)
+    except Exception as exc:  # noqa: BLE001 - a failing fit is data, not a crash
+        return None, 0.0, exc
+    return estimator, time.perf_counter() - t0, None
 
 
 _HANDLERS: dict[tuple[type, str], tuple[Callable, Callable]] = {}
@@ -237,6 +264,7 @@ def _handler(party, task: Task):
 
 
 register_task(Party, "evaluate", Party._units_evaluate, Party._reply_evaluate)
+register_task(Party, "fit", Party._units_fit, Party._reply_fit)
 
 
 def run_unit(unit: Unit):
