@@ -25,9 +25,23 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
 from .space import SearchSpace
 
-__all__ = ["SURFACES", "LossSurfaces"]
+__all__ = ["SURFACES", "LossSurfaces", "supports_uncertainty"]
 
 SURFACES = ("sgm", "sgm+u", "aplm", "mplm")
+
+
+def supports_uncertainty(regressor) -> bool:
+    """Whether ``regressor`` gives the uncertainty ``sgm+u`` needs: a forest (std over its trees)
+    or a ``predict`` that takes ``return_std`` (e.g. a Gaussian process)."""
+    return _uncertainty_method(regressor) is not None
+
+
+def _uncertainty_method(regressor):
+    if isinstance(regressor, (RandomForestRegressor, ExtraTreesRegressor)):
+        return "trees"
+    if "return_std" in inspect.signature(regressor.predict).parameters:
+        return "return_std"
+    return None
 
 
 class LossSurfaces:
@@ -118,16 +132,9 @@ class LossSurfaces:
         self.global_ = clone(base).fit(self.points_, np.concatenate(ys))
         # APLM / MPLM: one model per party on its own E_i (§2.2, App. B)
         self.local_ = [clone(base).fit(X, y) for X, y in zip(Xs, ys)]
-        self._std = self._uncertainty_method()
+        self._std = _uncertainty_method(self.global_)
         self.surfaces_ = SURFACES if self._std is not None else tuple(s for s in SURFACES if s != "sgm+u")
         return self
-
-    def _uncertainty_method(self):
-        if isinstance(self.global_, (RandomForestRegressor, ExtraTreesRegressor)):
-            return "trees"
-        if "return_std" in inspect.signature(self.global_.predict).parameters:
-            return "return_std"
-        return None
 
     def _global_mean_std(self, U):
         if self._std == "trees":  # the forest's mean and the spread of its trees (App. B)
@@ -187,20 +194,24 @@ class LossSurfaces:
         """
         surfaces = self.surfaces_ if surfaces is None else tuple(surfaces)
         rng = np.random.default_rng(self._argmin_seed)  # same answer on every call
-        snap = (lambda U: np.array([space.canonical(u) for u in U])) if space is not None else (lambda U: U)
+        if space is not None and space.discrete.any():
+            snap = lambda U: np.array([space.canonical(u) for u in U])  # noqa: E731
+        else:  # continuous coordinates are their own canonical point
+            snap = lambda U: U  # noqa: E731
         cand = np.vstack([self.points_, snap(rng.random((n_candidates, self.n_dims_)))])
         values = self.predict(cand, surfaces)
         best = {}
         for s in surfaces:
             order = np.argsort(values[s], kind="stable")[:n_starts]
             starts, start_values = cand[order], values[s][order]
-            for k in range(len(starts)):
-                for step in steps:
-                    moves = np.clip(starts[k] + rng.normal(0.0, step, (n_perturbations, self.n_dims_)), 0, 1)
-                    moves = snap(moves)
-                    v = self.predict(moves, [s])[s]
-                    j = int(np.argmin(v))
-                    if v[j] < start_values[k]:
-                        starts[k], start_values[k] = moves[j], v[j]
+            k = len(starts)
+            for step in steps:  # all starts move together: one prediction per step
+                moves = starts[:, None, :] + rng.normal(0.0, step, (k, n_perturbations, self.n_dims_))
+                moves = snap(np.clip(moves, 0, 1).reshape(-1, self.n_dims_))
+                v = self.predict(moves, [s])[s].reshape(k, n_perturbations)
+                j = np.argmin(v, axis=1)
+                better = v[np.arange(k), j] < start_values
+                starts[better] = moves.reshape(k, n_perturbations, -1)[np.arange(k), j][better]
+                start_values[better] = v[np.arange(k), j][better]
             best[s] = starts[int(np.argmin(start_values))].copy()
         return best
