@@ -101,6 +101,8 @@ class Distribution(Dimension):
         x = float(self.dist.ppf(u))
         if not math.isfinite(x):  # unbounded tails: step inside the support
             x = float(self.dist.ppf(np.clip(u, 1e-12, 1 - 1e-12)))
+        low, high = self._bounds()
+        x = min(max(x, low), high)  # a discrete ppf(0) lies one below the support
         if self.discrete:
             return int(round(x))
         return x
