@@ -33,10 +33,11 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {}
 
 def _library_strategies() -> dict[str, Callable[..., Strategy]]:
     """Register the library's strategies (imported here, lazily, so that no import cycle forms)."""
+    from .strategies.fedpne import FedPNEStrategy
+    from .strategies.levelorder import LevelOrderStrategy
     from .strategies.random_search import RandomSearchStrategy
 
-    registry = {"random": RandomSearchStrategy}
-    return registry
+    return {"random": RandomSearchStrategy, "fed-pne": FedPNEStrategy, "level-order": LevelOrderStrategy}
 
 
 @dataclass
