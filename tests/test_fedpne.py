@@ -89,7 +89,9 @@ def test_node_statistics_means_counts_and_failures():
     local = stats.local_means
     assert np.allclose(local[:2, [0, 2]], [[0.3, 1.0], [0.6, 0.0]])
     assert np.isnan(local[:, 1]).all()
-    assert np.allclose(stats.global_means[[0, 2]], [0.45, 0.5])  # mean of the local means
+    assert np.allclose(stats.global_means()[[0, 2]], [0.45, 0.5])  # mean of the local means
+    assert np.isnan(stats.global_means()[1])
+    assert np.allclose(stats.global_means([3, 1, 5, 5])[[0, 2]], [0.375, 0.75])  # weighted
     assert stats.n_pulls.tolist() == [3, 0, 2]
     wrong = NodeStatistics.from_replies({0: EvaluateReply(scores=np.zeros(2), n_samples=1)}, 1, pulls)
     assert not wrong.replied[0] and "2 scores for 3 points" in wrong.failures[0]
@@ -291,6 +293,8 @@ def test_dp_noise_has_the_stated_variance_at_a_real_party():
     ({"split": "median"}, "split"),
     ({"dp_epsilon": 1.0}, "both dp_epsilon and dp_delta"),
     ({"dp_epsilon": 1.0, "dp_delta": 2.0}, "dp_delta"),
+    ({"weights": [1.0]}, "weights"),
+    ({"weights": [1.0, -1.0]}, "weights"),
 ])
 def test_invalid_parameters(kwargs, match):
     params = {"n_dims": 1, "n_parties": 2, "n_iter": 10, **kwargs}

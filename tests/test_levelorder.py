@@ -139,6 +139,16 @@ def test_tolerates_failed_parties():
     assert not s.levels_ and len(s.configure(1)[0].points) == len(first[0].points)
 
 
+def test_weighted_means():
+    def by_party(p):
+        return lambda points: np.full(len(points), 0.2 if p == 0 else 0.8)
+
+    s = LevelOrderStrategy(1, 2, 100, weights=[3, 1], random_state=0)
+    tasks = s.configure(0)
+    s.aggregate(0, {p: EvaluateReply(scores=by_party(p)(t.points), n_samples=1) for p, t in tasks.items()})
+    assert np.allclose(s.levels_[0].means, (3 * 0.2 + 0.8) / 4)
+
+
 def test_failed_nodes_are_not_expanded():
     def fails_right(points):
         out = quadratic(points)
@@ -170,6 +180,7 @@ def test_more_parties_go_deeper_and_lose_less():
     ({"rho": 0.0}, "rho"),
     ({"delta": 1.5}, "delta"),
     ({"pull": "edge"}, "pull"),
+    ({"weights": [1.0, 0.0]}, "weights"),
 ])
 def test_invalid_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):

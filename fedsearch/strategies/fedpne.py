@@ -137,15 +137,16 @@ class NodeStatistics:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.counts > 0, self.sums / np.maximum(self.counts, 1), np.nan)
 
-    @property
-    def global_means(self) -> np.ndarray:
+    def global_means(self, weights=None) -> np.ndarray:
         """``mu_{h,i} = (1/M) sum_m mu_{m,h,i}`` (Algorithm 2, line 13) over the parties that
-        replied. NaN for a node where a replying party has no finite reward (a failure is
-        never averaged away) and for every node when no party replied."""
+        replied, or their ``weights``-weighted mean. NaN for a node where a replying party has
+        no finite reward (a failure is never averaged away) and for every node when no party
+        replied."""
         local = self.local_means[self.replied]
         if not len(local):
             return np.full(self.sums.shape[1], np.nan)
-        return local.mean(axis=0)
+        w = None if weights is None else np.asarray(weights, dtype=float)[self.replied]
+        return np.average(local, axis=0, weights=w)
 
     @property
     def n_pulls(self) -> np.ndarray:
@@ -255,6 +256,9 @@ class FedPNEStrategy(Strategy):
         Where a pull evaluates the objective inside a node.
     dp_epsilon, dp_delta : float or None, default=None
         Privacy budget of DP-Fed-PNE; both or neither.
+    weights : array-like of shape (n_parties,) or None, default=None
+        Weights of the parties in the global means (e.g. their sample counts); None is the
+        paper's plain mean ``f = (1/M) sum_m f_m``. ``b_{h,i}`` is kept as in the paper.
     random_state : int, numpy.random.Generator or None, default=None
         Seeds the partition, the pull points, the truncation and the parties' DP noise.
 
@@ -289,7 +293,8 @@ class FedPNEStrategy(Strategy):
     """
 
     def __init__(self, n_dims, n_parties, n_iter, *, nu1=1.0, rho=0.5, c=0.1, c1=1.0, delta=None,
-                 split="random", pull="uniform", dp_epsilon=None, dp_delta=None, random_state=None):
+                 split="random", pull="uniform", dp_epsilon=None, dp_delta=None, weights=None,
+                 random_state=None):
         _check_positive("n_parties", n_parties, integer=True)
         _check_positive("n_iter", n_iter, integer=True)
         _check_positive("nu1", nu1)
@@ -308,6 +313,7 @@ class FedPNEStrategy(Strategy):
             if not 0 < dp_delta < 1:
                 raise ValueError(f"dp_delta must be a float in the range (0, 1). Got {dp_delta!r} instead.")
         self.n_parties, self.n_iter = int(n_parties), int(n_iter)
+        self.weights = _check_weights(weights, self.n_parties)
         self.nu1, self.rho, self.c, self.c1 = float(nu1), float(rho), float(c), float(c1)
         self.delta = 1.0 / self.n_parties if delta is None else float(delta)
         self.pull = pull
@@ -379,7 +385,7 @@ class FedPNEStrategy(Strategy):
         nodes, pulls = plan["nodes"], plan["pulls"]
         stats = NodeStatistics.from_replies(replies, self.n_parties, pulls)
         self.failures_.extend((round, p, msg) for p, msg in sorted(stats.failures.items()))
-        means = stats.global_means
+        means = stats.global_means(self.weights)
         widths = self.confidence_width(stats.n_pulls)
         if plan["truncated"]:  # a node the budget left unpulled is not judged
             eliminated = np.zeros(len(nodes), dtype=bool)
@@ -408,6 +414,15 @@ class FedPNEStrategy(Strategy):
     def n_phases(self) -> int:
         """Phases aggregated so far (one communication round each)."""
         return len(self.phases_)
+
+
+def _check_weights(weights, n_parties):
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (n_parties,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise ValueError(f"weights must be {n_parties} positive numbers (one per party). Got {weights!r} instead.")
+    return w
 
 
 def _check_positive(name, value, integer=False):

@@ -16,7 +16,7 @@ import numpy as np
 from ..messages import EvaluateTask
 from ..partition import Partition
 from .base import Strategy
-from .fedpne import PULLS, NodeStatistics, Phase, _check_positive
+from .fedpne import PULLS, NodeStatistics, Phase, _check_positive, _check_weights
 
 __all__ = ["LevelOrderStrategy", "level_pulls"]
 
@@ -71,6 +71,8 @@ class LevelOrderStrategy(Strategy):
         covering tree.
     pull : {"center", "uniform"}, default="center"
         Evaluate the node's centre (the paper) or a uniformly random point of it per pull.
+    weights : array-like of shape (n_parties,) or None, default=None
+        Weights of the players in the means (None: the paper's plain mean).
     random_state : int, numpy.random.Generator or None, default=None
 
     Attributes
@@ -102,7 +104,7 @@ class LevelOrderStrategy(Strategy):
     """
 
     def __init__(self, n_dims, n_parties, n_iter=None, *, nu1=1.0, rho=0.5, delta=None,
-                 split="random", pull="center", random_state=None):
+                 split="random", pull="center", weights=None, random_state=None):
         _check_positive("n_parties", n_parties, integer=True)
         if n_iter is not None:
             _check_positive("n_iter", n_iter, integer=True)
@@ -115,6 +117,7 @@ class LevelOrderStrategy(Strategy):
             raise ValueError(f"pull must be one of {PULLS}. Got {pull!r} instead.")
         self.n_parties = int(n_parties)
         self.n_iter = None if n_iter is None else int(n_iter)
+        self.weights = _check_weights(weights, self.n_parties)
         self.nu1, self.rho = float(nu1), float(rho)
         if delta is None:
             delta = 0.05 if self.n_iter is None or self.n_iter < 2 else 1.0 / self.n_iter
@@ -162,7 +165,7 @@ class LevelOrderStrategy(Strategy):
         self.failures_.extend((round, p, msg) for p, msg in sorted(stats.failures.items()))
         if not stats.replied.any():  # nothing learnt: the level is repeated
             return
-        means = stats.global_means
+        means = stats.global_means(self.weights)
         h = int(nodes.depth[0])
         if np.any(np.isfinite(means)):
             with np.errstate(invalid="ignore"):  # expand mu_{h,i} >= mu*_h - 3 nu1 rho^h
