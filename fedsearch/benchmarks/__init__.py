@@ -1,0 +1,17 @@
+"""Benchmark suites: ``python -m fedsearch.benchmarks <suite> [options]``.
+
+Suites (each a module with ``add_arguments(parser)`` and ``run(args)``):
+
+- ``flora``: the FLoRA paper's protocol (App. D) and its competitors at equal budget;
+- ``bandits``: the X-armed synthetic experiments of the Fed-PNE, PF-PNE and level-order papers;
+- ``landmine``: one party per landmine field, SVC rbf, AUC; global and personal results;
+- ``speed``: where the time goes (federated grid search against ``GridSearchCV``, parallel
+  efficiency, server-side time).
+
+Common options: ``--quick``, ``--seeds``, ``--output DIR``, ``--data-dir``, ``--n-jobs``
+(see :mod:`fedsearch.benchmarks._common`). Benchmarks print figures; they are not tests.
+"""
+
+SUITES = ("flora", "bandits", "landmine", "speed")
+
+__all__ = ["SUITES"]

@@ -1,0 +1,81 @@
+import csv
+import json
+import sys
+from argparse import Namespace
+
+import numpy as np
+import pytest
+
+from fedsearch.benchmarks import _common
+from fedsearch.benchmarks.__main__ import main
+
+
+def test_speed_suite_quick_smoke(tmp_path, capsys):
+    status = main(["speed", "--quick", "--n-samples", "200", "--grid", "1", "--cv", "2",
+                   "--methods", "grid", "random", "--n-jobs", "1", "--output", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "Part 1" in out and "ratio" in out and "Part 2" in out
+    with open(tmp_path / "speed.csv") as f:
+        rows = list(csv.DictReader(f))
+    methods = [r["method"] for r in rows]
+    assert methods.count("federated_grid") == methods.count("pooled_GridSearchCV") == 1
+    assert {"grid", "random"} <= set(methods)
+    fed = next(r for r in rows if r["method"] == "federated_grid")
+    pooled = next(r for r in rows if r["method"] == "pooled_GridSearchCV")
+    # the same fits: 1 configuration x 3 parties x 2 folds, on the same rows -> the same best score
+    assert fed["n_fits"] == pooled["n_fits"] == "6"
+    assert float(fed["wall"]) > 0 and int(fed["bytes"]) > 0 and int(fed["rounds"]) == 1
+    record = json.loads((tmp_path / "speed.json").read_text())
+    assert record["command"].startswith("python -m fedsearch.benchmarks speed --quick")
+    assert len(record["runs"]) == len(rows) and record["environment"]["numpy"] == np.__version__
+
+
+def test_missing_suite_module_is_reported_plainly(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "fedsearch.benchmarks.bandits", None)
+    assert main(["bandits", "--quick"]) == 1
+    assert "suite 'bandits' is not available yet" in capsys.readouterr().out
+
+
+def test_unknown_suite_prints_usage(capsys):
+    assert main(["nope"]) == 2
+    assert "usage: python -m fedsearch.benchmarks {flora,bandits,landmine,speed}" in capsys.readouterr().out
+
+
+def test_write_runs_csv_json_and_no_output(tmp_path):
+    args = Namespace(output=tmp_path, suite="toy", quick=True, seeds=[0], n_jobs=2, command="cmd")
+    rows = [{"method": "a", "best_params": {"C": np.float64(1.0)}, "score": np.nan},
+            {"method": "b", "extra": np.int64(3)}]
+    paths = _common.write_runs(args, rows)
+    with open(paths[0]) as f:
+        read = list(csv.DictReader(f))
+    assert [r["method"] for r in read] == ["a", "b"]
+    assert json.loads(read[0]["best_params"]) == {"C": 1.0} and read[1]["extra"] == "3"
+    runs = json.loads(paths[1].read_text())["runs"]
+    assert runs[0]["score"] is None and runs[1]["extra"] == 3
+    assert _common.write_runs(Namespace(output=None, suite="toy"), rows) == []
+
+
+def test_print_table_and_unavailable_record(capsys):
+    row = _common.unavailable_record("fedsearch.X has not landed", method="x", seed=0)
+    _common.print_table([row, {"method": "y", "score": 0.123456}], ["method", "score", "status"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["method", "score", "status"]
+    assert "not available yet: fedsearch.X has not landed" in lines[2] and "-" in lines[2].split()
+    assert lines[3].split()[:2] == ["y", "0.1235"]
+
+
+def test_plots_are_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setattr(_common, "_NOTED", [])
+    args = Namespace(output=tmp_path)
+    assert _common.plot_boxes(args, "b", {"a": [1.0, 2.0]}, ylabel="y") is None
+    assert "pip install fedsearch[plot]" in capsys.readouterr().out
+
+
+def test_plots_written_with_matplotlib(tmp_path):
+    pytest.importorskip("matplotlib")
+    args = Namespace(output=tmp_path)
+    x = np.arange(5)
+    assert _common.plot_curves(args, "c", {"a": (x, np.vstack([x, x + 1.0]))}, xlabel="t", ylabel="r").is_file()
+    assert _common.plot_bars(args, "b", ["m1", "m2"], {"wall": [1.0, 2.0]}, ylabel="s").is_file()
