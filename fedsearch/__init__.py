@@ -1,5 +1,6 @@
 """fedsearch: federated hyper-parameter search across data silos, with a scikit-learn face."""
 
+from .bandit_search import FedPNESearchCV, LevelOrderSearchCV
 from .federation import InProcessFederation
 from .flora import FLoRASearchCV
 from .party import Party
@@ -9,10 +10,12 @@ from .space import SearchSpace
 __version__ = "0.1.0"
 
 __all__ = [
+    "FedPNESearchCV",
     "FederatedGridSearchCV",
     "FederatedRandomizedSearchCV",
     "FLoRASearchCV",
     "InProcessFederation",
+    "LevelOrderSearchCV",
     "Party",
     "SearchSpace",
     "__version__",
