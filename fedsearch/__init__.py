@@ -3,8 +3,10 @@
 from .bandit_search import FedPNESearchCV, LevelOrderSearchCV
 from .federation import InProcessFederation
 from .flora import FLoRASearchCV
+from . import synthetic
 from .party import Party
 from .search import FederatedGridSearchCV, FederatedRandomizedSearchCV
+from .simulate import simulate
 from .space import SearchSpace
 
 __version__ = "0.1.0"
@@ -18,5 +20,7 @@ __all__ = [
     "LevelOrderSearchCV",
     "Party",
     "SearchSpace",
+    "simulate",
+    "synthetic",
     "__version__",
 ]
