@@ -149,7 +149,7 @@ class BayesianLocalSearch:
         d = X.shape[1]
         kernel = (ConstantKernel(1.0, (1e-2, 1e2)) * Matern(np.full(d, 0.3), (1e-2, 1e1), nu=2.5)
                   + WhiteKernel(1e-2, (1e-6, 1e0)))
-        gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=1,
+        gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=0,
                                       random_state=int(self.rng.integers(2**31)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # length scales at their bounds are harmless here
