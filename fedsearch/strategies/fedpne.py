@@ -24,7 +24,8 @@ from ..partition import Nodes, Partition
 from .base import Strategy
 
 __all__ = [
-    "FedPNEStrategy", "NodeStatistics", "Phase", "tau", "confidence_width", "eliminate", "dp_noise_std",
+    "FedPNEStrategy", "NodeStatistics", "Phase", "tau", "confidence_width", "eliminate", "spread",
+    "dp_noise_std",
 ]
 
 PULLS = ("uniform", "center")
@@ -64,6 +65,15 @@ def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
     upper = means + widths + nu1 * rho ** np.asarray(depth, dtype=float)
     with np.errstate(invalid="ignore"):
         return ~(upper >= means[best] - widths[best])
+
+
+def spread(budget: int, n_nodes: int, rng: np.random.Generator) -> np.ndarray:
+    """Pulls of a budget-truncated phase: ``budget`` spread evenly over ``n_nodes`` nodes, a seeded
+    random subset of ``budget mod n_nodes`` nodes getting one more (all of them pulled when
+    ``budget >= n_nodes``, only ``budget`` random ones once otherwise)."""
+    pulls = np.full(n_nodes, budget // n_nodes, dtype=np.int64)
+    pulls[rng.permutation(n_nodes)[: budget % n_nodes]] += 1
+    return pulls
 
 
 def dp_noise_std(epsilon: float, delta: float) -> float:
@@ -364,8 +374,7 @@ class FedPNEStrategy(Strategy):
         pulls = np.full(len(nodes), t, dtype=np.int64)
         truncated = len(nodes) * t > remaining
         if truncated:  # the budget-truncated last phase (see the class docstring)
-            pulls[:] = remaining // len(nodes)
-            pulls[self._rng.permutation(len(nodes))[: remaining % len(nodes)]] += 1
+            pulls = spread(remaining, len(nodes), self._rng)
         points = nodes.sample(pulls, self._rng, self.pull)
         points.setflags(write=False)
         seeds = (self._rng.integers(2**32, size=self.n_parties) if self.noise_std_ > 0
