@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.exceptions import FitFailedWarning
 
 from . import _validation as v
 from ._results import ResultsTable
@@ -473,6 +474,13 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         for p, err in strategy.failed_parties_.items():
             warnings.warn(f"The local search of party {party_ids[p]!r} failed: {err}", UserWarning,
                           stacklevel=3)
+        for p, r in strategy.local_replies_.items():
+            if r.n_failed:
+                first = next((e for e in r.errors if e is not None), "(not uploaded)")
+                warnings.warn(
+                    f"{r.n_failed} of the {r.n_evaluations} configurations of party "
+                    f"{party_ids[p]!r}'s local search failed; they score error_score="
+                    f"{self.error_score!r}. First error: {first}", FitFailedWarning, stacklevel=3)
         out = {
             "surface_params_": {s: space.to_params(u) for s, u in strategy.surface_points_.items()},
             "surfaces_": strategy.surfaces_,

@@ -1,0 +1,208 @@
+"""FLoRA end to end (004_*.txt Algorithm 1): local searches, one upload, surfaces, validation."""
+
+import numpy as np
+import pytest
+from scipy.stats import uniform
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import FitFailedWarning
+
+from fedsearch import FLoRASearchCV, InProcessFederation, Party, SearchSpace
+from fedsearch.flora import FLoRAStrategy, LocalSearchReply, LocalSearchTask
+from fedsearch.messages import EvaluateTask, decode, encode
+from fedsearch.metrics import heterogeneity, relative_regret
+
+SPACE = {"theta": uniform(0, 1)}
+
+
+class Offset(RegressorMixin, BaseEstimator):
+    """A regressor whose error is known: predictions are off by ``(theta - c) * k``, where ``c``
+    and ``k`` come from the party's own data (columns 0 and 1); ``y`` is column 2. With
+    ``scoring="neg_mean_squared_error"`` a party's score of ``theta`` is ``-((theta - c) k)^2``."""
+
+    n_fits = 0
+
+    def __init__(self, theta=0.5, fail_above=None):
+        self.theta = theta
+        self.fail_above = fail_above
+
+    def fit(self, X, y):
+        type(self).n_fits += 1
+        if self.fail_above is not None and self.theta > self.fail_above:
+            raise ValueError("theta too large")
+        self.center_, self.slope_ = X[:, 0].mean(), X[:, 1].mean()
+        return self
+
+    def predict(self, X):
+        return X[:, 2] + (self.theta - self.center_) * self.slope_
+
+
+def party_data(center, slope, n=20, seed=0):
+    z = np.random.default_rng(seed).normal(size=n)
+    return np.column_stack([np.full(n, center), np.full(n, slope), z]), z
+
+
+def true_scores(theta, parties):
+    return np.array([-((theta - c) * k) ** 2 for c, k in parties])
+
+
+TWO = [(0.2, 1.0), (0.8, 3.0)]  # two parties with very different data
+
+
+def search(parties=TWO, **kw):
+    Xs, ys = zip(*(party_data(c, k, seed=i) for i, (c, k) in enumerate(parties)))
+    params = dict(n_iter=10, local_search="random", cv=2, scoring="neg_mean_squared_error",
+                  random_state=0)
+    params.update(kw)
+    return FLoRASearchCV(Offset(), SPACE, **params).fit(list(Xs), list(ys))
+
+
+def test_relative_regret_and_heterogeneity_by_hand():
+    # Table 7, Oil Spill: baseline 63.22, best 74.58; a score of 69.0 has regret 5.58 / 11.36
+    assert relative_regret(69.0, 74.58, 63.22) == pytest.approx(5.58 / 11.36)
+    assert relative_regret(74.58, 74.58, 63.22) == 0.0
+    assert relative_regret(63.22, 74.58, 63.22) == pytest.approx(1.0)
+    assert np.isnan(relative_regret(0.5, 0.7, 0.7))
+    # Table 7, PC3: PMax 64.37 / PMin 61.67 = 1.04 (losses are 1 - balanced accuracy)
+    assert heterogeneity([1 - 0.6167, 1 - 0.6437, np.nan]) == pytest.approx(0.6437 / 0.6167)
+    assert heterogeneity([0.3, 0.3]) == 1.0
+
+
+def test_one_upload_per_party_one_validation_round_then_the_final_fit():
+    s = search(n_iter=6)
+    kinds = [(r, pid, d, type(m).__name__) for r, pid, d, m in s.transcript_]
+    assert kinds == [
+        (0, 0, "to_party", "LocalSearchTask"), (0, 1, "to_party", "LocalSearchTask"),
+        (0, 0, "to_server", "LocalSearchReply"), (0, 1, "to_server", "LocalSearchReply"),
+        (1, 0, "to_party", "EvaluateTask"), (1, 1, "to_party", "EvaluateTask"),
+        (1, 0, "to_server", "EvaluateReply"), (1, 1, "to_server", "EvaluateReply"),
+    ]
+    validated = [m.points for r, _, d, m in s.transcript_ if r == 1 and d == "to_party"]
+    assert all(len(p) == 1 for p in validated)
+    np.testing.assert_allclose(validated[0][0], [s.best_params_["theta"]])
+    assert s.best_estimator_.theta == s.best_params_["theta"]  # the final fit, on the pooled data
+
+
+def test_budget_is_exactly_n_iter_evaluations_per_party():
+    space = SearchSpace(SPACE)
+    parties = [Party(i, *party_data(c, k, seed=i), estimator=Offset(), space=space, cv=2,
+                     scoring="neg_mean_squared_error") for i, (c, k) in enumerate(TWO)]
+    strategy = FLoRAStrategy(2, space, n_iter=7, local_search="bo", validate=False, random_state=0)
+    Offset.n_fits = 0
+    replies = InProcessFederation(parties).run_round(0, strategy.configure(0))
+    assert Offset.n_fits == 2 * 7 * 2  # parties x n_iter x folds, nothing more
+    for r in replies.values():
+        assert isinstance(r, LocalSearchReply) and r.n_evaluations == 7 and len(r.points) == 7
+        np.testing.assert_array_equal(r.trials, np.arange(7))
+        np.testing.assert_allclose(r.losses, 1 - r.scores)
+    # the party's score is its own CV score: -((theta - c) k)^2, exactly
+    r0 = replies[0]
+    np.testing.assert_allclose(r0.scores, -((r0.points[:, 0] - 0.2) * 1.0) ** 2)
+    assert decode(encode(r0)).n_evaluations == 7  # plain data: it can cross a real wire
+
+
+def test_n_best_uploads_the_lowest_losses_only():
+    full = search(n_iter=10)
+    best = search(n_iter=10, n_best=3)
+    for pid in (0, 1):
+        f, b = full.local_results_[pid], best.local_results_[pid]
+        assert b["n_evaluations"] == 10 and len(b["points"]) == 3
+        np.testing.assert_allclose(np.sort(b["losses"]), np.sort(f["losses"])[:3])
+        np.testing.assert_array_equal(b["trials"], np.sort(b["trials"]))
+
+
+def test_fitted_attributes():
+    s = search(surface="mplm")
+    assert sorted(s.surface_params_) == ["aplm", "mplm", "sgm", "sgm+u"]
+    assert s.best_params_ == s.surface_params_["mplm"]
+    assert s.heterogeneity_ == pytest.approx(
+        heterogeneity([np.nanmin(r["losses"]) for r in s.local_results_.values()]))
+    assert {len(r["params"]) for r in s.local_results_.values()} == {10}
+    # best_score_ is measured by every party, with their sample-size weights
+    theta = s.best_params_["theta"]
+    assert s.best_score_ == pytest.approx(true_scores(theta, TWO).mean())
+    # cv_results_: every uploaded configuration plus the validated one, which alone has a
+    # federation score and rank 1
+    res = s.cv_results_
+    assert len(res["params"]) == 21
+    row = s.best_index_
+    assert res["params"][row] == s.best_params_ and res["rank_test_score"][row] == 1
+    assert np.isnan(np.delete(res["mean_test_score"], row)).all()
+    party0 = res["party_0_test_score"]
+    assert np.sum(np.isfinite(party0)) == 11  # its 10 pairs + the validation
+
+
+def test_same_seed_same_search():
+    a, b = search(local_search="bo", n_iter=6), search(local_search="bo", n_iter=6)
+    assert a.best_params_ == b.best_params_ and a.surface_params_ == b.surface_params_
+    np.testing.assert_array_equal(a.local_results_[1]["points"], b.local_results_[1]["points"])
+    c = search(local_search="bo", n_iter=6, random_state=1)
+    assert not np.array_equal(a.local_results_[1]["points"], c.local_results_[1]["points"])
+
+
+def test_mplm_is_no_worse_for_the_worst_party_than_sgm():
+    s = search(n_iter=20, local_search="bo")
+    worst = {k: true_scores(p["theta"], TWO).min() for k, p in s.surface_params_.items()}
+    assert worst["mplm"] >= worst["sgm"]
+    # and MPLM's pick is close to the best compromise (theta = 0.65, worst score -0.2025)
+    assert worst["mplm"] > -0.35
+
+
+def test_failed_configurations_are_reported_and_avoided():
+    Xs, ys = zip(*(party_data(c, k, seed=i) for i, (c, k) in enumerate([(0.95, 1.0), (0.9, 1.0)])))
+    with pytest.warns(FitFailedWarning, match="local search failed"):
+        s = FLoRASearchCV(Offset(fail_above=0.7), SPACE, n_iter=12, local_search="random", cv=2,
+                          scoring="neg_mean_squared_error", random_state=0).fit(list(Xs), list(ys))
+    for r in s.local_results_.values():
+        failed = np.array([p["theta"] > 0.7 for p in r["params"]])
+        assert r["n_failed"] == failed.sum() > 0
+        assert np.isnan(r["scores"][failed]).all() and np.isfinite(r["scores"][~failed]).all()
+    for params in s.surface_params_.values():
+        assert params["theta"] <= 0.7
+
+
+def test_api_config_and_parameter_validation():
+    Xs, ys = zip(*(party_data(c, k, seed=i) for i, (c, k) in enumerate(TWO)))
+    api = {"theta": {"type": "real", "space": "linear", "range": (0.0, 1.0)}}
+    s = FLoRASearchCV(Offset(), api, n_iter=4, local_search="random", cv=2, random_state=0,
+                      scoring="neg_mean_squared_error").fit(list(Xs), list(ys))
+    assert 0 <= s.best_params_["theta"] <= 1
+    bad = [
+        (dict(n_iter=0), "The 'n_iter' parameter of FLoRASearchCV must be an int in the range \\[1, inf\\)"),
+        (dict(surface="avg"), "The 'surface' parameter of FLoRASearchCV must be"),
+        (dict(local_search="tpe"), "The 'local_search' parameter of FLoRASearchCV must be one of"),
+        (dict(n_best=0), "The 'n_best' parameter of FLoRASearchCV"),
+    ]
+    for params, match in bad:
+        with pytest.raises(ValueError, match=match):
+            FLoRASearchCV(Offset(), SPACE, cv=2, **params).fit(list(Xs), list(ys))
+
+
+def test_strategy_tolerates_a_failed_party():
+    strategy = FLoRAStrategy(2, n_iter=3, validate=True, random_state=0)
+    assert [t.kind for t in strategy.configure(0).values()] == ["local_search"] * 2
+    ok = LocalSearchReply(points=np.array([[0.1], [0.5], [0.9]]), scores=np.array([0.5, 0.9, 0.6]),
+                          losses=np.array([0.5, 0.1, 0.4]), trials=np.arange(3), n_evaluations=3,
+                          n_failed=0, n_samples=10)
+    failed = LocalSearchReply(points=np.zeros((0, 1)), scores=np.zeros(0), losses=np.zeros(0),
+                              trials=np.zeros(0, int), n_evaluations=0, n_failed=0, n_samples=10,
+                              error="boom")
+    strategy.aggregate(0, {0: ok, 1: failed})
+    assert strategy.failed_parties_ == {1: "boom"}
+    assert strategy.surfaces_.parties_ == [0]
+    tasks = strategy.configure(1)
+    assert isinstance(tasks[1], EvaluateTask) and len(tasks) == 2  # the failed party validates too
+    np.testing.assert_array_equal(strategy.recommend(), strategy.recommend())  # pure
+    np.testing.assert_array_equal(strategy.recommend(party=0), [0.5])  # its best upload
+    strategy.aggregate(1, {})
+    assert strategy.configure(2) is None
+    lost = FLoRAStrategy(1, n_iter=3, random_state=0)
+    lost.aggregate(0, {0: failed})
+    with pytest.raises(ValueError, match="no party uploaded a finite loss"):
+        lost.recommend()
+
+
+def test_local_search_task_is_validated_by_the_party():
+    space = SearchSpace(SPACE)
+    party = Party(0, *party_data(0.2, 1.0), estimator=Offset(), space=space, cv=2)
+    with pytest.raises(ValueError, match="n_iter=0"):
+        party.units(LocalSearchTask(0))
