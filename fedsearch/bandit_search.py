@@ -205,17 +205,17 @@ class FedPNESearchCV(_BanditSearchCV):
     --------
     >>> from scipy.stats import loguniform
     >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn.svm import SVC
     >>> from fedsearch import FedPNESearchCV
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> Xs, ys = [X[0::2], X[1::2]], [y[0::2], y[1::2]]     # one dataset per party
-    >>> model = make_pipeline(StandardScaler(), LogisticRegression())
-    >>> search = FedPNESearchCV(model, {"logisticregression__C": loguniform(1e-3, 1e2)},
-    ...                         n_iter=12, scoring="roc_auc", cv=3, random_state=0)
-    >>> search.fit(Xs, ys).n_rounds_ <= 5
-    True
+    >>> space = {"svc__C": loguniform(1e-2, 1e2), "svc__gamma": loguniform(1e-4, 1e-1)}
+    >>> search = FedPNESearchCV(make_pipeline(StandardScaler(), SVC()), space, n_iter=30,
+    ...                         scoring="roc_auc", cv=3, random_state=0).fit(Xs, ys)
+    >>> search.strategy_.spent_, search.strategy_.n_phases, search.n_rounds_
+    (30, 2, 3)
     >>> bool(search.best_score_ > 0.95)
     True
     """
