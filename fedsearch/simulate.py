@@ -35,9 +35,11 @@ def _library_strategies() -> dict[str, Callable[..., Strategy]]:
     """Register the library's strategies (imported here, lazily, so that no import cycle forms)."""
     from .strategies.fedpne import FedPNEStrategy
     from .strategies.levelorder import LevelOrderStrategy
+    from .strategies.pfpne import PFPNEStrategy
     from .strategies.random_search import RandomSearchStrategy
 
-    return {"random": RandomSearchStrategy, "fed-pne": FedPNEStrategy, "level-order": LevelOrderStrategy}
+    return {"random": RandomSearchStrategy, "fed-pne": FedPNEStrategy, "level-order": LevelOrderStrategy,
+            "pf-pne": PFPNEStrategy}
 
 
 @dataclass
