@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from . import _validation as v
-from .messages import EvaluateReply
+from .messages import EvaluateReply, EvaluateTask
 from .partition import SPLITS
 from .search import _COMMON_ATTRIBUTES, _COMMON_PARAMS, BaseFederatedSearchCV
 from .space import SearchSpace
@@ -47,25 +47,42 @@ _POSITIVE = v.interval(numbers.Real, 0, None, closed="neither")
 _PROBABILITY = v.interval(numbers.Real, 0, 1, closed="neither")
 
 
-class _RescaledRewards(Strategy):
-    """Passes a bandit ``(score - low) / (high - low)`` instead of the party's score.
+class _RewardAdapter(Strategy):
+    """Stands between a search CV and its bandit.
 
-    A DP task's noise is scaled by ``high - low`` on the party's side, so that the rescaled reward
-    carries exactly the strategy's ``sigma`` (sensitivity 1 on the rescaled, ``high - low`` on
-    the raw scale).
+    - Passes the bandit ``(score - low) / (high - low)`` instead of the party's score, and scales
+      a DP task's noise by ``high - low`` on the party's side, so that the rescaled reward carries
+      exactly the bandit's ``sigma`` (sensitivity 1 on the rescaled scale).
+    - Under DP, ends with one more round in which every party evaluates the recommendation with
+      the same noise: the recommendation is then in ``cv_results_`` and the search CV does not
+      need its (noise-free) validation round, so no clean score leaves a party.
     """
 
-    def __init__(self, strategy: Strategy, low: float, high: float):
-        self.strategy, self.low, self.scale = strategy, float(low), float(high - low)
+    def __init__(self, strategy, bounds, seed: int):
+        self.strategy = strategy
+        self.low, self.scale = float(bounds[0]), float(bounds[1] - bounds[0])
+        self.noise_std = getattr(strategy, "noise_std_", 0.0) * self.scale
+        self._rng = np.random.default_rng([seed, 1])
+        self._validation_round = None
 
     def configure(self, round):
-        tasks = self.strategy.configure(round)
-        if tasks is None:
+        if self._validation_round is not None:
             return None
-        return {p: dataclasses.replace(t, noise_std=t.noise_std * self.scale) if t.noise_std else t
-                for p, t in tasks.items()}
+        tasks = self.strategy.configure(round)
+        if tasks is not None:
+            return {p: dataclasses.replace(t, noise_std=t.noise_std * self.scale) if t.noise_std else t
+                    for p, t in tasks.items()}
+        if not self.noise_std:
+            return None
+        self._validation_round = round
+        point = self.strategy.recommend()[None, :]
+        seeds = self._rng.integers(2**32, size=self.strategy.n_parties)
+        return {p: EvaluateTask(point, noise_std=self.noise_std, seed=int(seed))
+                for p, seed in enumerate(seeds)}
 
     def aggregate(self, round, replies):
+        if round == self._validation_round:
+            return
         self.strategy.aggregate(round, {
             p: dataclasses.replace(r, scores=(np.asarray(r.scores) - self.low) / self.scale)
             if isinstance(r, EvaluateReply) and r.error is None else r
@@ -117,10 +134,10 @@ class _BanditSearchCV(BaseFederatedSearchCV):
             f"(score - low) / (high - low)."
         )
 
-    def _wrap(self, strategy):
-        if self.reward_bounds is None:
+    def _wrap(self, strategy, seed):
+        if self.reward_bounds is None and not getattr(strategy, "noise_std_", 0):
             return strategy
-        return _RescaledRewards(strategy, *self.reward_bounds)
+        return _RewardAdapter(strategy, self.reward_bounds or (0.0, 1.0), seed)
 
     def _seed_and_weights(self, weights, random_state):
         seed = int(random_state.randint(np.iinfo(np.int32).max))
@@ -162,7 +179,10 @@ class FedPNESearchCV(_BanditSearchCV):
     With ``dp_epsilon`` and ``dp_delta`` this is DP-Fed-PNE: each party adds Gaussian noise
     ``N(0, 2 log(1.25 / dp_delta) / dp_epsilon^2)`` to every reward before replying, which makes
     the search ``(epsilon, delta, M)``-federated differentially private (Theorem D.1; rewards in
-    ``[0, 1]``). ``cv_results_`` then holds the noisy scores only.
+    ``[0, 1]``). ``cv_results_`` then holds the noisy scores only: the recommended
+    configuration is evaluated in a last round with the same noise instead of the noise-free
+    validation round, so ``best_score_`` is a noisy score too. The final model (``final_fit``)
+    is outside the guarantee.
 
     Parameters
     ----------
@@ -255,7 +275,7 @@ class FedPNESearchCV(_BanditSearchCV):
         return self._wrap(FedPNEStrategy(
             space.n_dims, n_parties, self.n_iter, nu1=self.nu1, rho=self.rho, c=self.c, c1=self.c1,
             delta=self.delta, split=self.split, pull=self.pull, dp_epsilon=self.dp_epsilon,
-            dp_delta=self.dp_delta, weights=weights, random_state=seed))
+            dp_delta=self.dp_delta, weights=weights, random_state=seed), seed)
 
 
 class LevelOrderSearchCV(_BanditSearchCV):
@@ -333,4 +353,4 @@ class LevelOrderSearchCV(_BanditSearchCV):
         seed, weights = self._seed_and_weights(weights, random_state)
         return self._wrap(LevelOrderStrategy(
             space.n_dims, n_parties, self.n_iter, nu1=self.nu1, rho=self.rho, delta=self.delta,
-            split=self.split, pull=self.pull, weights=weights, random_state=seed))
+            split=self.split, pull=self.pull, weights=weights, random_state=seed), seed)

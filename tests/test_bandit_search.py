@@ -137,15 +137,20 @@ def test_dp_noise_is_sent_to_the_parties_and_scaled_with_bounds(parties, regress
     sigma = math.sqrt(2 * math.log(1.25 / 0.01)) / 4.0
     search = FedPNESearchCV(TREE, SPACE, n_iter=6, cv=2, dp_epsilon=4.0, dp_delta=0.01,
                             random_state=0).fit(Xs, ys)
-    search_tasks = [m for r, p, m in messages(search, EvaluateTask, "to_party") if r < search.strategy_.n_phases]
-    assert all(math.isclose(t.noise_std, sigma) for t in search_tasks)
-    assert len({t.seed for t in search_tasks}) == len(search_tasks)
+    tasks = messages(search, EvaluateTask, "to_party")
+    # no clean score leaves a party: the recommendation is evaluated with the same noise too
+    assert all(math.isclose(t.noise_std, sigma) for _, _, t in tasks)
+    assert len({t.seed for _, _, t in tasks}) == len(tasks)
+    assert search.n_rounds_ == search.strategy_.n_phases + 1
+    last = [t for r, _, t in tasks if r == search.n_rounds_ - 1]
+    assert all(np.array_equal(t.points, search.strategy_.recommend()[None]) for t in last)
+    assert np.isfinite(search.best_score_)
     Xr, yr = regression_parties
     search = FedPNESearchCV(Ridge(), {"alpha": loguniform(1e-2, 1e2)}, n_iter=4, cv=2, scoring="r2",
                             reward_bounds=(-3.0, 1.0), dp_epsilon=4.0, dp_delta=0.01,
                             random_state=0).fit(Xr, yr)
-    tasks = [m for r, p, m in messages(search, EvaluateTask, "to_party") if r < search.strategy_.n_phases]
-    assert all(math.isclose(t.noise_std, 4.0 * sigma) for t in tasks)
+    tasks = messages(search, EvaluateTask, "to_party")
+    assert all(math.isclose(t.noise_std, 4.0 * sigma) for _, _, t in tasks)
 
 
 def test_party_cache_answers_repeated_configurations(parties):

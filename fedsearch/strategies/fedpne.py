@@ -228,8 +228,9 @@ class FedPNEStrategy(Strategy):
 
     **Failures.** A party whose reply has ``error`` set (or is missing) is left out of that phase's
     global means and listed in ``failures_``; a NaN reward is a failed pull. A node on which a
-    replying party has no finite reward gets a NaN mean and is eliminated. When no party replies
-    the phase is repeated (while budget remains).
+    replying party has no finite reward gets a NaN mean and is eliminated (unless no node of the
+    phase has a mean: then none is). When no party replies the phase is repeated (while budget
+    remains).
 
     **DP-Fed-PNE** (App. D.2). With ``dp_epsilon`` and ``dp_delta`` each *party* adds
     independent Gaussian noise ``N(0, sigma^2)``, ``sigma^2 = 2 log(1.25 / dp_delta) /
