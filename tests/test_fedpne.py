@@ -54,6 +54,9 @@ def test_confidence_width_hand_computed():
     b = confidence_width([10, 40, 0], horizon=1000, c=0.1, c1=1.0, delta=0.1)
     assert np.allclose(b[:2], [0.1 * math.sqrt(math.log(1e4) / 10), 0.1 * math.sqrt(math.log(1e4) / 40)])
     assert b[2] == np.inf
+    # log(c1 T / delta) <= 0 is floored at 0: no width, tau_h = 0 (and still one pull per node)
+    assert confidence_width([5], horizon=1, c=0.1, c1=0.5, delta=0.9)[0] == 0
+    assert tau(3, horizon=1, nu1=1.0, rho=0.5, c=0.1, c1=0.5, delta=0.9) == 0
 
 
 def test_elimination_rule_eq1():
@@ -145,7 +148,7 @@ def test_truncated_last_phase_spends_exactly_the_budget():
     assert np.allclose(last.widths, s.confidence_width(10 * last.pulls))
 
 
-@pytest.mark.parametrize("n_parties, n_iter", [(1, 7), (3, 100), (10, 333), (50, 1000), (7, 2)])
+@pytest.mark.parametrize("n_parties, n_iter", [(1, 7), (3, 100), (10, 333), (50, 1000), (7, 2), (1, 1)])
 def test_budget_never_exceeded(n_parties, n_iter):
     s = FedPNEStrategy(2, n_parties, n_iter, random_state=1)
     rounds = run(s, quadratic, noise=0.1)

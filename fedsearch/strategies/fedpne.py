@@ -32,21 +32,26 @@ PULLS = ("uniform", "center")
 
 
 # --------------------------------------------------------------------------- formulas of the paper
+def _log_term(horizon: int, c1: float, delta: float) -> float:
+    """``log(c1 T / delta)``, floored at 0 (the paper assumes ``c1 T / delta > 1``)."""
+    return max(math.log(c1 * horizon / delta), 0.0)
+
+
 def tau(depth, *, horizon: int, nu1: float, rho: float, c: float, c1: float, delta: float):
     """Pulls a node of depth ``h`` needs: ``tau_h = ceil(c^2 log(c1 T / delta) / nu1^2 * rho^(-2h))``.
 
     Fed-PNE Sec. 3.1 (and eq. 3); ``T`` is ``horizon``, the per-party budget of pulls.
     """
     h = np.asarray(depth, dtype=float)
-    value = np.ceil(c**2 * math.log(c1 * horizon / delta) / nu1**2 * rho ** (-2.0 * h))
+    value = np.ceil(c**2 * _log_term(horizon, c1, delta) / nu1**2 * rho ** (-2.0 * h))
     return value.astype(np.int64) if value.ndim else int(value)
 
 
 def confidence_width(n_pulls, *, horizon: int, c: float, c1: float, delta: float) -> np.ndarray:
     """``b_{h,i} = c sqrt(log(c1 T / delta) / T_{h,i})`` (Fed-PNE eq. 1); infinite for no pull."""
     n = np.asarray(n_pulls, dtype=float)
-    with np.errstate(divide="ignore"):
-        return c * np.sqrt(math.log(c1 * horizon / delta) / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return c * np.sqrt(_log_term(horizon, c1, delta) / n)
 
 
 def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
@@ -371,7 +376,8 @@ class FedPNEStrategy(Strategy):
             self._done = True
             return None
         nodes = self._active = self._expand(self._active, remaining)
-        t = -(-self.tau(nodes.depth[0]) // self.n_parties)  # t_{m,h,i} = ceil(tau_h / M), line 9
+        # t_{m,h,i} = ceil(tau_h / M) (line 9); at least 1 when log(c1 T / delta) <= 0 makes tau_h 0
+        t = max(1, -(-self.tau(nodes.depth[0]) // self.n_parties))
         pulls = np.full(len(nodes), t, dtype=np.int64)
         truncated = len(nodes) * t > remaining
         if truncated:  # the budget-truncated last phase (see the class docstring)
