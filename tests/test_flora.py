@@ -171,6 +171,7 @@ def test_api_config_and_parameter_validation():
         (dict(surface="avg"), "The 'surface' parameter of FLoRASearchCV must be"),
         (dict(local_search="tpe"), "The 'local_search' parameter of FLoRASearchCV must be one of"),
         (dict(n_best=0), "The 'n_best' parameter of FLoRASearchCV"),
+        (dict(validate=False), "validate=False is not supported yet"),
     ]
     for params, match in bad:
         with pytest.raises(ValueError, match=match):
