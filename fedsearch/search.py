@@ -258,7 +258,8 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
             if self.refit is not False and self.final_fit is not None:
                 point = space.to_unit(fitted["best_params_"])
                 t1 = time.perf_counter()
-                fitted["best_estimator_"] = self._final_fit(point, data, party_objs, federation, round_)
+                fitted["best_estimator_"] = self._final_fit(point, data, party_objs, federation, round_,
+                                                             strategy)
                 fitted["refit_time_"] = time.perf_counter() - t1
         fitted.update(self._after_search(strategy, federation, space))
         fitted["n_rounds_"] = federation.n_rounds
@@ -285,7 +286,9 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
                 FitFailedWarning, stacklevel=3,
             )
 
-    def _final_fit(self, point, data, party_objs, federation, round_):
+    def _final_fit(self, point, data, party_objs, federation, round_, strategy):
+        """The final model of ``point``. ``strategy`` (after the search) is for subclasses whose
+        final models depend on more than one point (PF-PNE's personal configurations)."""
         if self.final_fit == "ensemble":
             # each party fits the chosen configuration on its own data: only models cross over
             tasks = {p: FitTask(point) for p in range(len(data))}

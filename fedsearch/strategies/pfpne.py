@@ -104,6 +104,7 @@ class _Party:
     """One party's PE state at its current depth."""
 
     index: int
+    rng: np.random.Generator
     nodes: Nodes
     protected: np.ndarray
     global_means: np.ndarray
@@ -181,7 +182,8 @@ class PFPNEStrategy(FedPNEStrategy):
     weights : array-like of shape (n_parties,) or None, default=None
         Weights of the parties in the global means; None is the paper's plain mean.
     random_state : int, numpy.random.Generator or None, default=None
-        Seeds the partition and the pull points.
+        Seeds the partition and the pull points (in the personal stage, each party draws from its
+        own stream, seeded from this one).
 
     Attributes
     ----------
@@ -306,8 +308,8 @@ class PFPNEStrategy(FedPNEStrategy):
             if truncated:  # the party's budget-truncated last phase
                 pulls = np.zeros(len(need), dtype=np.int64)
                 needy = np.flatnonzero(need)
-                pulls[needy] = spread(remaining, len(needy), self._rng)
-            points = state.nodes.sample(pulls, self._rng, self.pull)
+                pulls[needy] = spread(remaining, len(needy), state.rng)
+            points = state.nodes.sample(pulls, state.rng, self.pull)
             points.setflags(write=False)
             tasks[m] = EvaluateTask(points)
             state.spent += int(pulls.sum())
@@ -322,7 +324,10 @@ class PFPNEStrategy(FedPNEStrategy):
         # the broadcast K^h with (mu_{h,i}, b_{h,i}) of every completed collaborative depth
         self._collab: dict[int, Phase] = {
             int(ph.nodes.depth[0]): ph for ph in self.phases_ if not ph.truncated and ph.stats.replied.any()}
-        self._parties = [_Party(m, *self._level(m, self.partition.root())) for m in range(self.n_parties)]
+        # each party draws its own pull points from its own stream: its work does not depend on others'
+        seeds = self._rng.integers(2**63, size=self.n_parties)
+        self._parties = [_Party(m, np.random.default_rng(int(seeds[m])), *self._level(m, self.partition.root()))
+                         for m in range(self.n_parties)]
 
     def _level(self, m: int, nodes: Nodes) -> tuple:
         """``(nodes, protected, global means, global widths, local sums, local counts)`` of party
