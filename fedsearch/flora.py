@@ -156,6 +156,11 @@ def run_local_search(estimator, X, y, folds, space, scoring, objective, fit_para
 def _units_local_search(party: Party, task: LocalSearchTask) -> list[Unit]:
     if not isinstance(task.n_iter, numbers.Integral) or task.n_iter < 1:
         raise ValueError(f"Party {party.party_id!r} got n_iter={task.n_iter!r}; it must be a positive int.")
+    if task.n_best is not None and (not isinstance(task.n_best, numbers.Integral) or task.n_best < 1):
+        raise ValueError(f"Party {party.party_id!r} got n_best={task.n_best!r}; it must be None or a positive int.")
+    if task.method not in local_search_methods():
+        raise ValueError(f"Party {party.party_id!r} does not know the local search {task.method!r}; "
+                         f"it knows {local_search_methods()}.")
     return [Unit(run_local_search, (
         party.estimator, party.X, party.y, party.folds, party.space, party.scoring, party.objective,
         party.fit_params, party.return_train_score, party.error_score == "raise", task.method,

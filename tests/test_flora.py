@@ -207,3 +207,7 @@ def test_local_search_task_is_validated_by_the_party():
     party = Party(0, *party_data(0.2, 1.0), estimator=Offset(), space=space, cv=2)
     with pytest.raises(ValueError, match="n_iter=0"):
         party.units(LocalSearchTask(0))
+    with pytest.raises(ValueError, match="n_best=0"):
+        party.units(LocalSearchTask(5, n_best=0))
+    with pytest.raises(ValueError, match="does not know the local search 'tpe'"):
+        party.units(LocalSearchTask(5, method="tpe"))
