@@ -1,0 +1,243 @@
+import math
+
+import numpy as np
+import pytest
+
+from fedsearch.messages import EvaluateReply
+from fedsearch.simulate import simulate
+from fedsearch.strategies.fedpne import FedPNEStrategy
+from fedsearch.strategies.pfpne import COLLABORATIVE, PERSONAL, PFPNEStrategy, transition_depth
+from fedsearch.synthetic import garland, make_parties
+
+
+def run(strategy, funcs, noise=0.0, seed=0, fail=None):
+    """Fake parties: party ``p`` answers with ``funcs[p]`` (plus noise). Returns {round: tasks}."""
+    rng = np.random.default_rng(seed)
+    rounds, r = {}, 0
+    while (tasks := strategy.configure(r)) is not None:
+        replies = {p: EvaluateReply(scores=funcs[p](t.points) + noise * rng.standard_normal(len(t.points)),
+                                    n_samples=1) for p, t in tasks.items()}
+        if fail is not None:
+            replies = fail(r, replies)
+        strategy.aggregate(r, replies)
+        rounds[r] = tasks
+        r += 1
+    return rounds
+
+
+def left(points):
+    """Parties 0-2 of the double-elimination case: a peak at 0.2, nothing on the right half."""
+    x = points[:, 0]
+    return np.where(x < 0.5, 1.0 - np.abs(x - 0.2), 0.0)
+
+
+def right(points):
+    """Party 3: a peak at 0.8, 0.2 on the left half."""
+    x = points[:, 0]
+    return np.where(x >= 0.5, 1.0 - np.abs(x - 0.8), 0.2)
+
+
+HETEROGENEOUS = [left, left, left, right]
+# nu1 = 0.2, Delta = 0.1: H0 = 1, a single collaborative depth, wide enough a gap to eliminate there
+SMALL_NU = dict(nu1=0.2, delta_gap=0.1, pull="center")
+
+
+# --------------------------------------------------------------------------- H0 from Delta
+@pytest.mark.parametrize("delta_gap, nu1, rho, expected", [
+    (0.01, 1.0, 0.5, 7),     # the paper's setting: 0.5^7 = 0.0078 <= 0.01 < 0.5^6 = 0.0156
+    (0.1, 1.0, 0.5, 4),      # 0.0625 <= 0.1 < 0.125
+    (0.25, 1.0, 0.5, 2),     # exactly nu1 rho^2: the boundary belongs to depth 2
+    (0.3, 1.0, 0.5, 2),
+    (0.5, 1.0, 0.5, 1),
+    (1.0, 1.0, 0.5, 0),      # Delta >= nu1: no collaboration
+    (5.0, 1.0, 0.5, 0),
+    (0.01, 0.5, 0.5, 6),     # log(0.02) / log(0.5) = 5.64
+    (0.01, 1.0, 0.25, 4),    # log(0.01) / log(0.25) = 3.32
+    (0.1, 0.2, 0.5, 1),
+])
+def test_transition_depth_hand_computed(delta_gap, nu1, rho, expected):
+    assert transition_depth(delta_gap, nu1=nu1, rho=rho) == expected
+    assert PFPNEStrategy(1, 2, 10, nu1=nu1, rho=rho, delta_gap=delta_gap).h0 == expected
+
+
+def test_transition_depth_is_the_first_depth_where_smoothness_reaches_delta():
+    rng = np.random.default_rng(0)
+    for delta_gap, nu1, rho in zip(rng.uniform(1e-4, 0.9, 200), rng.uniform(0.95, 3, 200), rng.uniform(0.1, 0.9, 200)):
+        h0 = transition_depth(delta_gap, nu1=nu1, rho=rho)
+        assert nu1 * rho**h0 <= delta_gap * (1 + 1e-9) < nu1 * rho ** (h0 - 1)
+
+
+def test_collaborative_phases_are_depths_1_to_h0():
+    strategy = PFPNEStrategy(1, 3, 3000, delta_gap=0.1, random_state=0)  # H0 = 4
+    run(strategy, [left] * 3)
+    assert [int(ph.nodes.depth[0]) for ph in strategy.phases_] == [1, 2, 3, 4]
+    # every party pulls ceil(tau_h / M) times each node of K^h (Algorithm 2, line 6)
+    for ph in strategy.phases_:
+        assert np.all(ph.pulls == math.ceil(strategy.tau(int(ph.nodes.depth[0])) / 3))
+
+
+@pytest.mark.parametrize("bad", [0, -0.1, math.inf, "0.1", True])
+def test_delta_gap_must_be_positive(bad):
+    with pytest.raises(ValueError, match="delta_gap must be a float in the range"):
+        PFPNEStrategy(1, 2, 10, delta_gap=bad)
+
+
+# --------------------------------------------------------------------------- double elimination
+def test_a_node_eliminated_only_collaboratively_stays_available_to_the_party_that_needs_it():
+    strategy = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
+    assert strategy.h0 == 1
+    run(strategy, HETEROGENEOUS)
+    (collab,) = strategy.phases_
+    # the federation (3 parties on the left) eliminates the right half (1, 2)
+    assert collab.nodes.keys() == [(1, 1), (1, 2)]
+    assert collab.eliminated.tolist() == [False, True]
+    t1 = strategy.tau(1)
+    for m in range(4):
+        phase = next(ph for ph in strategy.personal_phases_[m] if ph.nodes.depth[0] == 1)
+        assert phase.nodes.keys() == [(1, 1), (1, 2)]
+        assert phase.protected.tolist() == [True, False]          # K^1 = {(1, 1)}
+        # its collaborative pull counts: tau_1 - ceil(tau_1 / M) more local pulls make T_{m,1,2} = tau_1
+        assert phase.pulls.tolist() == [0, t1 - math.ceil(t1 / 4)]
+        assert phase.counts[1] == t1
+        assert phase.means[0] == collab.means[0]                  # global statistics on K^1
+        assert phase.widths[0] == collab.widths[0]
+        # eliminated a second time by parties 0-2 only
+        assert phase.eliminated.tolist() == [False, m < 3]
+    assert 0.5 <= strategy.recommend(party=3)[0] <= 1.0
+    assert abs(strategy.recommend(party=3)[0] - 0.8) < 0.02
+    for m in range(3):
+        assert abs(strategy.recommend(party=m)[0] - 0.2) < 0.02
+    # the federation's recommendation is the collaborative one, on the left
+    assert strategy.recommend()[0] < 0.5
+    # Fed-PNE, on the same parties, leaves party 3 on the left half
+    fedpne = FedPNEStrategy(1, 4, 400, nu1=0.2, pull="center", random_state=0)
+    run(fedpne, HETEROGENEOUS)
+    assert fedpne.recommend(party=3)[0] < 0.5
+
+
+def test_personal_elimination_hand_computed_widths():
+    strategy = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
+    run(strategy, HETEROGENEOUS)
+    phase = next(ph for ph in strategy.personal_phases_[0] if ph.nodes.depth[0] == 1)
+    # b_{m,h,i} = c sqrt(log(c1 T / delta) / T_{m,h,i}), delta = 1/M
+    b = 0.1 * math.sqrt(math.log(400 * 4) / phase.counts[1])
+    assert phase.widths[1] == pytest.approx(b)
+    assert phase.means[1] == 0.0
+    # eq. 1: 0 + b + nu1 rho = 0.1 + b below the best lower bound mu^p - b^p
+    assert 0.0 + b + 0.2 * 0.5 < phase.means[0] - phase.widths[0]
+
+
+def test_one_party_pulls_nothing_again_at_the_collaborative_depths():
+    # with M = 1 the collaborative pulls ceil(tau_h / 1) already meet tau_h
+    strategy = PFPNEStrategy(1, 1, 2000, delta_gap=0.1, random_state=0)
+    run(strategy, [left])
+    phases = strategy.personal_phases_[0]
+    assert all(ph.round is None for ph in phases if ph.nodes.depth[0] <= strategy.h0)
+    assert any(ph.round is not None for ph in phases if ph.nodes.depth[0] > strategy.h0)
+
+
+# --------------------------------------------------------------------------- stages and communication
+def test_no_global_aggregation_after_the_collaborative_stage():
+    strategy = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
+    rounds = run(strategy, HETEROGENEOUS)
+    stages = [strategy.round_stages_[r] for r in sorted(rounds)]
+    n_collab = stages.count(COLLABORATIVE)
+    assert n_collab == strategy.h0 == 1 and stages == [COLLABORATIVE] + [PERSONAL] * (len(stages) - 1)
+    assert strategy.collaborative_rounds_ == [0]
+    # global aggregations (phases_) happen in collaborative rounds only, at depths <= H0
+    assert [ph.round for ph in strategy.phases_] == strategy.collaborative_rounds_
+    assert all(ph.nodes.depth.max() <= strategy.h0 for ph in strategy.phases_)
+    # collaborative rounds send every party the same points; personal rounds do not need to
+    for r, tasks in rounds.items():
+        if strategy.round_stages_[r] == COLLABORATIVE:
+            assert all(np.array_equal(t.points, tasks[0].points) for t in tasks.values())
+
+
+@pytest.mark.parametrize("pull", ["uniform", "center"])
+def test_a_party_personal_stage_depends_on_its_own_replies_only(pull):
+    def twisted(r, replies):  # party 1 answers differently after the collaborative stage
+        if r >= 1:
+            replies[1] = EvaluateReply(scores=1.0 - replies[1].scores, n_samples=1)
+        return replies
+
+    a = PFPNEStrategy(1, 4, 400, random_state=0, **{**SMALL_NU, "pull": pull})
+    b = PFPNEStrategy(1, 4, 400, random_state=0, **{**SMALL_NU, "pull": pull})
+    rounds_a = run(a, HETEROGENEOUS, noise=0.05)
+    rounds_b = run(b, HETEROGENEOUS, noise=0.05, fail=twisted)
+    for m in (0, 2, 3):
+        assert [t[m].points.tolist() for t in rounds_a.values() if m in t] == \
+               [t[m].points.tolist() for t in rounds_b.values() if m in t]
+        assert np.array_equal(a.recommend(party=m), b.recommend(party=m))
+    assert not np.array_equal([ph.means for ph in a.personal_phases_[1]][-1],
+                              [ph.means for ph in b.personal_phases_[1]][-1])
+    assert np.array_equal(a.recommend(), b.recommend())
+
+
+def test_no_collaboration_when_delta_reaches_nu1():
+    strategy = PFPNEStrategy(1, 4, 200, delta_gap=1.0, pull="center", random_state=0)
+    run(strategy, HETEROGENEOUS)
+    assert strategy.h0 == 0 and strategy.phases_ == [] and strategy.collaborative_rounds_ == []
+    assert set(strategy.round_stages_.values()) == {PERSONAL}
+    assert strategy.recommend().tolist() == [0.5]  # no collaborative recommendation
+    assert abs(strategy.recommend(party=3)[0] - 0.8) < 0.05
+
+
+# --------------------------------------------------------------------------- budget, determinism, failures
+@pytest.mark.parametrize("n_iter, n_parties, delta_gap", [(1, 3, 0.01), (7, 2, 0.01), (60, 4, 0.1), (333, 5, 0.01),
+                                                         (500, 3, 0.3), (50, 1, 0.5)])
+def test_budget_is_spent_exactly_and_never_exceeded(n_iter, n_parties, delta_gap):
+    parties = make_parties(garland(), n_parties, kind="shift", scale=0.1, random_state=0)
+    strategy = PFPNEStrategy(1, n_parties, n_iter, delta_gap=delta_gap, random_state=0)
+    trace = simulate(strategy, parties, n_iter=n_iter)  # raises if a party is asked for more
+    assert trace.n_evaluations.tolist() == [n_iter] * n_parties
+    assert strategy.party_spent_.tolist() == [n_iter] * n_parties
+
+
+def test_same_seed_same_run_and_recommend_is_pure():
+    def go(seed):
+        parties = make_parties(garland(), 3, kind="shift", scale=0.1, noise_std=0.1, random_state=1)
+        strategy = PFPNEStrategy(1, 3, 300, delta_gap=0.1, random_state=seed)
+        trace = simulate(strategy, parties, n_iter=300, random_state=1)
+        return strategy, trace
+
+    (s1, t1), (s2, t2), (_, t3) = go(0), go(0), go(1)
+    assert all(np.array_equal(a, b) for a, b in zip(t1.points, t2.points))
+    assert np.array_equal(t1.recommendations, t2.recommendations)
+    assert not all(np.array_equal(a, b) for a, b in zip(t1.points, t3.points))
+    before = [s1.recommend(party=m).copy() for m in range(3)] + [s1.recommend()]
+    after = [s1.recommend(party=m) for m in range(3)] + [s1.recommend()]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after))
+    assert s1.configure(t1.n_rounds) is None
+
+
+def test_recommend_party_is_checked():
+    strategy = PFPNEStrategy(1, 2, 10)
+    with pytest.raises(ValueError, match=r"party must be an int in the range \[0, 1\]"):
+        strategy.recommend(party=2)
+
+
+def test_a_failed_personal_reply_repeats_the_party_phase_only():
+    def fail_party_2_once(r, replies):
+        if r == 1:  # the first personal round
+            replies[2] = EvaluateReply(scores=np.empty(0), n_samples=1, error="disk full")
+        return replies
+
+    a = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
+    b = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
+    rounds_a = run(a, HETEROGENEOUS)
+    rounds_b = run(b, HETEROGENEOUS, fail=fail_party_2_once)
+    assert b.failures_ == [(1, 2, "disk full")]
+    assert rounds_b[1][2].points.tolist() == rounds_b[2][2].points.tolist()  # the same depth again
+    assert b.party_spent_.tolist() == [400] * 4
+    for m in (0, 1, 3):
+        assert np.array_equal(a.recommend(party=m), b.recommend(party=m))
+    assert abs(b.recommend(party=2)[0] - 0.2) < 0.05
+
+
+def test_simulate_by_name_with_local_regret():
+    parties = make_parties(garland(), 4, kind="shift", scale=0.15, noise_std=0.05, random_state=0)
+    trace = simulate("pf-pne", parties, n_iter=400, random_state=0, delta_gap=0.2, pull="center")
+    assert trace.recommendations.shape == (4, 1)
+    assert 0 < trace.cumulative_regret("local") < 400
+    random = simulate("random", parties, n_iter=400, random_state=0)
+    assert trace.cumulative_regret("local") < random.cumulative_regret("local")
