@@ -7,5 +7,5 @@ from fedsearch._optional import import_optional
 
 def test_missing_extra_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it now fails
-    with pytest.raises(ImportError, match=r"plots need the optional package 'matplotlib': pip install 'fedsearch\[plot\]'"):
-        import_optional("matplotlib.pyplot", "plot", "plots")
+    with pytest.raises(ImportError, match=r"plotting needs the optional package 'matplotlib': pip install 'fedsearch\[plot\]'"):
+        import_optional("matplotlib.pyplot", "plot", "plotting")
