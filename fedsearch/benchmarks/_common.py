@@ -157,7 +157,7 @@ def _environment() -> dict:
 
     return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
             "scikit-learn": sklearn.__version__, "joblib": joblib.__version__,
-            "cpu_count": os.cpu_count(), "platform": platform.platform()}
+            "cpu_count": os.cpu_count(), "load_average": list(os.getloadavg()), "platform": platform.platform()}
 
 
 def write_runs(args, rows: list[dict], name: str | None = None) -> list[Path]:

@@ -18,6 +18,7 @@ server-side time (``configure`` + ``aggregate`` + ``recommend``).
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -216,7 +217,7 @@ def run(args) -> list[dict]:
     seeds_ = seeds(args, n_full=1)
     print(f"speed: {s['parties']} IID parties x {s['cv']} folds, SVC grid {s['grid']}x{s['grid']}, "
           f"{s['n_samples']} rows of {args.dataset or 'make_classification'}, n_jobs={args.n_jobs}, "
-          f"seeds {seeds_}")
+          f"seeds {seeds_}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     part1, part2 = [], []
     for i, seed in enumerate(seeds_):
         X, y = _data(args, s["n_samples"], seed)
