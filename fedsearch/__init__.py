@@ -5,6 +5,7 @@ from .federation import InProcessFederation
 from .flora import FLoRASearchCV
 from . import synthetic
 from .party import Party
+from .personal_search import PFPNESearchCV
 from .search import FederatedGridSearchCV, FederatedRandomizedSearchCV
 from .simulate import simulate
 from .space import SearchSpace
@@ -19,6 +20,7 @@ __all__ = [
     "InProcessFederation",
     "LevelOrderSearchCV",
     "Party",
+    "PFPNESearchCV",
     "SearchSpace",
     "simulate",
     "synthetic",

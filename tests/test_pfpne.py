@@ -241,3 +241,108 @@ def test_simulate_by_name_with_local_regret():
     assert 0 < trace.cumulative_regret("local") < 400
     random = simulate("random", parties, n_iter=400, random_state=0)
     assert trace.cumulative_regret("local") < random.cumulative_regret("local")
+
+
+# --------------------------------------------------------------------------- the estimator
+@pytest.fixture
+def single_thread():
+    """Tiny fits are slower with a multi-threaded BLAS on a shared machine."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
+@pytest.fixture
+def hospitals(cancer):
+    X, y = cancer
+    return [X[0::3], X[1::3], X[2::3]], [y[0::3], y[1::3], y[2::3]]
+
+
+def _search(**kw):
+    from scipy.stats import loguniform
+    from sklearn.linear_model import LogisticRegression
+
+    from fedsearch import PFPNESearchCV
+
+    params = dict(n_iter=10, delta=0.25, pull="center", scoring="roc_auc", cv=2, random_state=0)
+    return PFPNESearchCV(LogisticRegression(), {"C": loguniform(1e-3, 1e2)}, **{**params, **kw})
+
+
+def test_estimator_one_configuration_and_one_model_per_party(hospitals, single_thread):
+    import pandas as pd
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    from fedsearch.messages import FitTask
+
+    Xs, ys = hospitals
+    search = _search().fit(Xs, ys)
+    assert list(search.best_params_per_party_) == search.party_ids_ == [0, 1, 2]
+    # best_params_ is the collaborative-stage recommendation
+    assert search.best_params_ == search.personal_results_["params_global"][0]
+    assert search.best_params_["C"] == pytest.approx(
+        search.cv_results_["params"][search.best_index_]["C"])
+    table = pd.DataFrame(search.personal_results_)
+    assert table["party"].tolist() == [0, 1, 2]
+    for p in range(3):
+        own = search.best_params_per_party_[p]
+        model = search.best_estimators_[p]
+        assert model.get_params()["C"] == own["C"]
+        # fitted on the party's own data with its own configuration
+        fresh = LogisticRegression(C=own["C"]).fit(Xs[p], ys[p])
+        assert np.array_equal(model.coef_, fresh.coef_)
+        assert np.array_equal(search.predict(Xs[0], party=p), fresh.predict(Xs[0]))
+        assert np.allclose(search.predict_proba(Xs[0], party=p), fresh.predict_proba(Xs[0]))
+        # each party's own CV score of its own and of the federation's configuration
+        for kind, params in (("personal", own), ("global", search.best_params_)):
+            expected = cross_val_score(LogisticRegression(**params), Xs[p], ys[p], cv=StratifiedKFold(2),
+                                       scoring="roc_auc").mean()
+            assert table.loc[p, f"{kind}_test_score"] == pytest.approx(expected)
+        assert table.loc[p, "gain_test_score"] == pytest.approx(table.loc[p, "personal_test_score"]
+                                                                 - table.loc[p, "global_test_score"])
+    # without a party: the party-size-weighted average of the personal models
+    assert np.array_equal(search.predict(Xs[0]), search.best_estimator_.predict(Xs[0]))
+    with pytest.raises(ValueError, match="Unknown party 7"):
+        search.predict(Xs[0], party=7)
+    # only the party's own configuration went to it for the final fit
+    fit_tasks = [(pid, msg) for _, pid, d, msg in search.transcript_ if isinstance(msg, FitTask)]
+    assert len(fit_tasks) == 3
+    for pid, task in fit_tasks:
+        assert search.strategy_.recommend(party=pid).tolist() == task.point.tolist()
+    # the budget of each party in the search rounds
+    stages = search.strategy_.round_stages_
+    spent = {p: sum(len(m.points) for r, pid, d, m in search.transcript_
+                    if d == "to_party" and r in stages and pid == p) for p in range(3)}
+    assert spent == {0: 10, 1: 10, 2: 10}
+    assert search.collaborative_rounds_ == [r for r in sorted(stages) if stages[r] == "collaborative"]
+
+
+def test_estimator_global_final_fits_still_work(hospitals, single_thread):
+    from sklearn.linear_model import LogisticRegression
+
+    from fedsearch.ensemble import PartyEnsemble
+
+    Xs, ys = hospitals
+    pooled = _search(final_fit="pooled").fit(Xs, ys)
+    assert isinstance(pooled.best_estimator_, LogisticRegression)
+    assert pooled.best_estimator_.get_params()["C"] == pooled.best_params_["C"]
+    assert not hasattr(pooled, "best_estimators_")
+    with pytest.raises(AttributeError, match="final_fit='local' or 'ensemble'"):
+        pooled.predict(Xs[0], party=0)
+    ensemble = _search(final_fit="ensemble").fit(Xs, ys)
+    assert isinstance(ensemble.best_estimator_, PartyEnsemble)
+    assert {m.get_params()["C"] for m in ensemble.best_estimators_.values()} == {ensemble.best_params_["C"]}
+    none = _search(final_fit=None, refit=False).fit(Xs, ys)
+    assert not hasattr(none, "best_estimator_") and len(none.best_params_per_party_) == 3
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"delta": 0}, r"The 'delta' parameter of PFPNESearchCV must be"),
+    ({"final_fit": "personal"}, r"The 'final_fit' parameter of PFPNESearchCV must be"),
+    ({"scoring": "neg_log_loss"}, "needs rewards in"),
+])
+def test_estimator_rejects_bad_parameters_before_any_work(hospitals, params, match):
+    Xs, ys = hospitals
+    with pytest.raises(ValueError, match=match):
+        _search(**params).fit(Xs, ys)
