@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from .. import synthetic
+from .._optional import import_optional
 from ..simulate import simulate
 from ._common import plot_curves, print_table, seeds, write_runs
 
@@ -64,13 +65,18 @@ def _checkpoints(n_iter: int) -> list[int]:
     return sorted({max(1, n_iter // 10), max(1, n_iter // 2), n_iter})
 
 
-def _hct_curve(objective, n_iter: int, noise_std: float, seed: int) -> np.ndarray:
-    """Cumulative regret of PyXAB's HCT on ``objective`` after each of ``n_iter`` pulls."""
-    from PyXAB.algos.HCT import HCT
-    from PyXAB.partition.BinaryPartition import BinaryPartition
+def _pyxab_hct():
+    """PyXAB's HCT and binary partition (the papers' baseline), or ImportError naming the extra."""
+    hct = import_optional("PyXAB.algos.HCT", "bandits", "The HCT baseline")
+    partition = import_optional("PyXAB.partition.BinaryPartition", "bandits", "The HCT baseline")
+    return hct.HCT, partition.BinaryPartition
 
+
+def _hct_curve(pyxab, objective, n_iter: int, noise_std: float, seed: int) -> np.ndarray:
+    """Cumulative regret of PyXAB's HCT on ``objective`` after each of ``n_iter`` pulls."""
+    hct, partition = pyxab
     rng = np.random.default_rng(seed)
-    algo = HCT(nu=1.0, rho=0.75, domain=[[0.0, 1.0]] * objective.n_dims, partition=BinaryPartition)
+    algo = hct(nu=1.0, rho=0.75, domain=[[0.0, 1.0]] * objective.n_dims, partition=partition)
     regret = np.empty(n_iter)
     for t in range(1, n_iter + 1):
         x = np.asarray(algo.pull(t), dtype=float)[None]
@@ -78,14 +84,6 @@ def _hct_curve(objective, n_iter: int, noise_std: float, seed: int) -> np.ndarra
         algo.receive_reward(t, value + rng.normal(0.0, noise_std))
         regret[t - 1] = objective.maximum - value
     return np.cumsum(regret)
-
-
-def _have_pyxab() -> bool:
-    try:
-        import PyXAB  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _summary(rows, keys, value):
@@ -104,9 +102,11 @@ def _summary(rows, keys, value):
 
 def part_a(args, s, runs) -> None:
     T, M, sigma = s["n_iter"], args.parties, args.noise_std
-    hct = _have_pyxab()
-    if not hct:
-        print("(a) HCT rows skipped: PyXAB is not installed (pip install fedsearch[bandits])")
+    try:
+        pyxab = _pyxab_hct()
+    except ImportError as exc:
+        pyxab = None
+        print(f"(a) HCT rows skipped: {exc}")
     cps = _checkpoints(T)
     rows, curves = [], {}
     for name in OBJECTIVES_A:
@@ -115,9 +115,9 @@ def part_a(args, s, runs) -> None:
             parties = synthetic.make_parties(base, M, kind="perturb", noise_std=sigma, random_state=seed)
             for method, spec in METHODS_A.items():
                 if spec is None:
-                    if not hct:
+                    if pyxab is None:
                         continue
-                    curve = _hct_curve(synthetic.global_objective(parties), T, sigma / math.sqrt(M), seed)
+                    curve = _hct_curve(pyxab, synthetic.global_objective(parties), T, sigma / math.sqrt(M), seed)
                     extra = {"rounds": T, "simple_regret": float("nan")}
                 else:
                     trace = simulate(spec[0], parties, T, random_state=seed, **spec[1])
@@ -132,7 +132,7 @@ def part_a(args, s, runs) -> None:
                 title=f"(a) average per-party cumulative regret on the global objective, M = {M}, T = {T}, "
                       f"noise {sigma} (HCT: one learner on the global objective, noise {sigma}/sqrt(M)); "
                       "means over seeds")
-    if hct:
+    if pyxab is not None:
         for name in OBJECTIVES_A:
             hc = {r["seed"]: r["regret"] for r in rows if r["objective"] == name and r["method"] == "hct"}
             for method in ("fed-pne", "fed-pne-center"):
