@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._optional import import_optional
 from ._validation import InvalidParameterError, instance_of, interval, options
 
 __all__ = [
@@ -486,16 +487,6 @@ def partition(y, n_parties, *, split="iid", alpha=0.5, random_state=None, min_sa
 
 
 # --------------------------------------------------------------------------- OpenML
-def _import_openml():
-    try:
-        import openml
-    except ImportError as exc:
-        raise ImportError(
-            "fetch_openml_parties needs the 'openml' package: pip install fedsearch[openml]"
-        ) from exc
-    return openml
-
-
 def fetch_openml_parties(data_id, n_parties, *, split="iid", alpha=0.5, random_state=None,
                          min_samples=1) -> Bunch:
     """An OpenML classification dataset, with a party label for every sample.
@@ -541,7 +532,7 @@ def fetch_openml_parties(data_id, n_parties, *, split="iid", alpha=0.5, random_s
     """
     _check("fetch_openml_parties", "data_id", data_id, _POSITIVE_INT)
     _check("fetch_openml_parties", "split", split, options(*SPLITS))
-    openml = _import_openml()
+    openml = import_optional("openml", "openml", "fetch_openml_parties")
     try:
         dataset = openml.datasets.get_dataset(data_id, download_data=True)
         X, y, categorical, names = dataset.get_data(target=dataset.default_target_attribute)

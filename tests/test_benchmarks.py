@@ -70,7 +70,7 @@ def test_plots_are_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_common, "_NOTED", [])
     args = Namespace(output=tmp_path)
     assert _common.plot_boxes(args, "b", {"a": [1.0, 2.0]}, ylabel="y") is None
-    assert "pip install fedsearch[plot]" in capsys.readouterr().out
+    assert "pip install 'fedsearch[plot]'" in capsys.readouterr().out
 
 
 def test_plots_written_with_matplotlib(tmp_path):

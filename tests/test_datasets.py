@@ -187,7 +187,7 @@ def test_partitioner_errors(call, message):
 # --------------------------------------------------------------------------- OpenML
 def test_fetch_openml_without_the_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "openml", None)
-    with pytest.raises(ImportError, match=r"pip install fedsearch\[openml\]"):
+    with pytest.raises(ImportError, match=r"pip install 'fedsearch\[openml\]'"):
         fetch_openml_parties(40, 3)
 
 

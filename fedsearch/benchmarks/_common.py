@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._optional import import_optional
+
 __all__ = [
     "add_common_arguments",
     "seeds",
@@ -195,15 +197,15 @@ _NOTED = []
 def _pyplot():
     """matplotlib's pyplot on the Agg backend, or None (with a one-time note) when absent."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+        matplotlib = import_optional("matplotlib", "plot", "PNG plots")
+    except ImportError as exc:
         if not _NOTED:
-            print("no PNG plots: matplotlib is not installed (pip install fedsearch[plot])")
+            print(f"no PNG plots: {exc}")
             _NOTED.append(True)
         return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     return plt
 
 
