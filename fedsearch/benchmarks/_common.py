@@ -275,5 +275,5 @@ def plot_bars(args, name: str, categories: list, series: dict, *, ylabel: str, t
         ax.bar(x + (j - (len(series) - 1) / 2) * width, values, width, label=label)
     ax.set_xticks(x, [str(c) for c in categories], rotation=30, ha="right")
     ax.set(ylabel=ylabel, title=title)
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     return _save(plt, fig, args, name)
