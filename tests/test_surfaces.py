@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from scipy.stats import uniform
+from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
@@ -19,6 +20,7 @@ def test_mplm_is_at_least_aplm_everywhere():
     rng = np.random.default_rng(0)
     pairs = [(rng.random((30, 2)), rng.random(30)) for _ in range(3)]
     surfaces = LossSurfaces(random_state=0).fit(pairs)
+    assert surfaces.global_.n_estimators == 100  # the paper's RandomForestRegressor(n_estimators=100)
     values = surfaces.predict(np.random.default_rng(1).random((500, 2)))
     assert np.all(values["mplm"] >= values["aplm"] - 1e-12)
     # and APLM / MPLM are exactly the mean / max of the per-party regressors
@@ -90,7 +92,8 @@ def test_recommendations_are_valid_configurations():
     for _ in range(3):
         U = np.array([space.canonical(u) for u in rng.random((25, 3))])
         pairs.append((U, np.abs(U - 0.4).sum(1)))
-    for s, point in LossSurfaces(random_state=0).fit(pairs).minimize(space).items():
+    surfaces = LossSurfaces(RandomForestRegressor(n_estimators=20), random_state=0).fit(pairs)
+    for s, point in surfaces.minimize(space, n_candidates=500).items():
         np.testing.assert_allclose(point, space.canonical(point), err_msg=s)
         assert space.contains(space.to_params(point))
 
@@ -106,8 +109,9 @@ def test_failed_evaluations_count_as_the_worst_loss():
 def test_deterministic_for_a_seed_and_minimize_is_pure():
     rng = np.random.default_rng(3)
     pairs = [(rng.random((15, 3)), rng.random(15)) for _ in range(2)]
-    a = LossSurfaces(random_state=7).fit(pairs)
-    b = LossSurfaces(random_state=7).fit(pairs)
+    forest = RandomForestRegressor(n_estimators=20)
+    a = LossSurfaces(forest, random_state=7).fit(pairs)
+    b = LossSurfaces(forest, random_state=7).fit(pairs)
     first = a.minimize()
     for s in SURFACES:
         np.testing.assert_array_equal(first[s], b.minimize()[s])
