@@ -346,3 +346,28 @@ def test_estimator_rejects_bad_parameters_before_any_work(hospitals, params, mat
     Xs, ys = hospitals
     with pytest.raises(ValueError, match=match):
         _search(**params).fit(Xs, ys)
+
+
+# --------------------------------------------------------------------------- the benchmark suite
+def test_personal_benchmark_smoke(capsys):
+    import argparse
+
+    from fedsearch.benchmarks import personal
+    from fedsearch.benchmarks._common import add_common_arguments
+
+    parser = argparse.ArgumentParser()
+    add_common_arguments(parser)
+    personal.add_arguments(parser)
+    args = parser.parse_args(["--part", "synthetic", "--objectives", "garland", "himmelblau", "--n-iter", "40",
+                              "--parties", "3", "--seeds", "0", "1", "--deltas", "0.01", "1.0"])
+    args.suite, args.command = "personal", "test"
+    rows = personal.run(args)
+    out = capsys.readouterr().out
+    methods = {r["method"] for r in rows}
+    assert {"pf-pne (Delta=0.01)", "pf-pne (Delta=1)", "fed-pne", "hct", "random"} <= methods
+    assert len(rows) == 2 * 2 * 5
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert all(r["local_regret"] > 0 for r in ok)
+    # PF-PNE without collaboration (Delta >= nu1) never communicates
+    assert all(r["communicating_rounds"] == 0 for r in ok if r["method"] == "pf-pne (Delta=1)")
+    assert "PF-PNE lowest (as the paper reports)?" in out

@@ -166,10 +166,9 @@ def summarise_synthetic(rows) -> list[dict]:
     print()
     for name in dict.fromkeys(s["objective"] for s in summary):
         group = sorted((s for s in summary if s["objective"] == name), key=lambda s: s["local_regret"])
-        pf = [s for s in group if s["method"].startswith("pf-pne")]
-        verdict = "PF-PNE is lowest" if pf and group[0] is pf[0] else "PF-PNE is NOT lowest"
-        print(f"{name}: lowest local regret: {group[0]['method']} ({group[0]['local_regret']:.1f}); "
-              f"{verdict} (paper: PF-PNE lowest)")
+        verdict = "yes" if group[0]["method"].startswith("pf-pne") else "no"
+        print(f"{name}: " + " < ".join(f"{s['method']} {s['local_regret']:.1f}" for s in group)
+              + f"  -- PF-PNE lowest (as the paper reports)? {verdict}")
     return summary
 
 
