@@ -3,7 +3,7 @@
 from .bandit_search import FedPNESearchCV, LevelOrderSearchCV
 from .federation import InProcessFederation
 from .flora import FLoRASearchCV
-from . import synthetic
+from . import metrics, presets, synthetic
 from .party import Party
 from .personal_search import PFPNESearchCV
 from .search import FederatedGridSearchCV, FederatedRandomizedSearchCV
@@ -19,8 +19,10 @@ __all__ = [
     "FLoRASearchCV",
     "InProcessFederation",
     "LevelOrderSearchCV",
+    "metrics",
     "Party",
     "PFPNESearchCV",
+    "presets",
     "SearchSpace",
     "simulate",
     "synthetic",
