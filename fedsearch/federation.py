@@ -52,8 +52,9 @@ class InProcessFederation:
         """Send ``tasks`` ({party index: task}), run all their work, return {party index: reply}."""
         t0 = time.perf_counter()
         plan = []
+        sizes: dict[int, int] = {}  # one encoding of a task object sent to several parties
         for p, task in tasks.items():
-            self._record(round, p, "to_party", task)
+            self._record(round, p, "to_party", task, sizes)
             plan.append((p, task, self.parties[p].units(task)))
         flat = [u for _, _, units in plan for u in units]
         outputs = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch=self.pre_dispatch)(
@@ -71,11 +72,14 @@ class InProcessFederation:
                   f"{time.perf_counter() - t0:.2f}s")
         return replies
 
-    def _record(self, round: int, p: int, direction: str, message) -> None:
+    def _record(self, round: int, p: int, direction: str, message, sizes=None) -> None:
         party_id = self.parties[p].party_id
         self.transcript.append((round, party_id, direction, message))
+        sizes = {} if sizes is None else sizes
+        if id(message) not in sizes:
+            sizes[id(message)] = len(encode(message))
         self._log.append({"round": round, "party": party_id, "direction": direction,
-                          "message": type(message).__name__, "bytes": len(encode(message))})
+                          "message": type(message).__name__, "bytes": sizes[id(message)]})
 
     def log(self) -> dict[str, list]:
         """The transcript's metadata as columns (round, party, direction, message, bytes)."""

@@ -19,7 +19,7 @@ from sklearn.model_selection import check_cv, cross_validate
 from .messages import EvaluateReply, EvaluateTask, FitReply, FitTask, Task
 from .space import SearchSpace
 
-__all__ = ["Party", "Unit", "register_task"]
+__all__ = ["BaseParty", "Party", "Unit", "register_task"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,25 @@ def fit_and_score_fold(estimator, X, y, train, test, params, scoring, fit_params
     return _FoldResult(test_scores, train_scores, float(out["fit_time"][0]), float(out["score_time"][0]))
 
 
-class Party:
+class BaseParty:
+    """The task protocol every party speaks: split a task into units, assemble the reply.
+
+    What a party class can answer is taught with :func:`register_task`; subclasses set
+    ``party_id`` and ``n_samples``.
+    """
+
+    party_id: Any = None
+
+    def units(self, task: Task) -> list[Unit]:
+        """The independent pieces of work of ``task``, after validating it."""
+        return _handler(self, task)[0](self, task)
+
+    def reply(self, task: Task, outputs: list[Any]):
+        """Assemble the reply to ``task`` from the outputs of its units."""
+        return _handler(self, task)[1](self, task, outputs)
+
+
+class Party(BaseParty):
     """A data holder: runs its own cross-validation of the configurations it is sent.
 
     Parameters
@@ -111,15 +129,6 @@ class Party:
     @property
     def n_splits(self) -> int:
         return len(self.folds)
-
-    # ------------------------------------------------------------------ task protocol
-    def units(self, task: Task) -> list[Unit]:
-        """The independent pieces of work of ``task``, after validating it."""
-        return _handler(self, task)[0](self, task)
-
-    def reply(self, task: Task, outputs: list[Any]):
-        """Assemble the reply to ``task`` from the outputs of its units."""
-        return _handler(self, task)[1](self, task, outputs)
 
     def _check_points(self, points: np.ndarray) -> None:
         if points.ndim != 2 or points.shape[1] != self.space.n_dims:

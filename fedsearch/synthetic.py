@@ -31,7 +31,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .messages import EvaluateReply, EvaluateTask
-from .party import Unit, _handler, register_task
+from .party import BaseParty, Unit, register_task
 
 __all__ = [
     "Objective", "FunctionParty", "OBJECTIVES", "garland", "double_sine", "himmelblau", "rastrigin",
@@ -285,7 +285,7 @@ def mean_objective(objectives: Sequence[Objective], name: str = "global") -> Obj
 
 
 # --------------------------------------------------------------------------- parties
-class FunctionParty:
+class FunctionParty(BaseParty):
     """A simulated party whose local objective is a synthetic function.
 
     It answers :class:`~fedsearch.messages.EvaluateTask` like a data party answers with its CV
@@ -331,15 +331,6 @@ class FunctionParty:
         """Restart the observation-noise stream from ``random_state``."""
         self.random_state = random_state
         self._rng = np.random.default_rng(random_state)
-
-    # the task protocol of fedsearch.party.Party: dispatch on task.kind through register_task
-    def units(self, task) -> list[Unit]:
-        """The independent pieces of work of ``task``, after validating it."""
-        return _handler(self, task)[0](self, task)
-
-    def reply(self, task, outputs: list):
-        """Assemble the reply to ``task`` from the outputs of its units."""
-        return _handler(self, task)[1](self, task, outputs)
 
     def evaluate(self, task: EvaluateTask) -> EvaluateReply:
         """Answer ``task`` in this process (what the federation does with ``units`` and ``reply``)."""
