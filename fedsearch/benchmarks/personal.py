@@ -82,17 +82,23 @@ def _hct_regrets(parties, n_iter: int, seed: int) -> tuple[list[np.ndarray], lis
     from PyXAB.partition.BinaryPartition import BinaryPartition
 
     out, final = [], []
-    for m, party in enumerate(parties):
-        f = party.objective
-        rng = np.random.default_rng([seed, m])
-        algo = HCT(nu=1.0, rho=0.5, c=0.1, delta=0.01, domain=[[0.0, 1.0]] * f.n_dims, partition=BinaryPartition)
-        points = np.empty((n_iter, f.n_dims))
-        for t in range(1, n_iter + 1):
-            x = np.asarray(algo.pull(t), dtype=float)
-            algo.receive_reward(t, float(f(x[None, :])[0]) + party.noise_std * rng.standard_normal())
-            points[t - 1] = x
-        out.append(f.maximum - f(points))
-        final.append(float(f.maximum - f(np.asarray(algo.get_last_point(), dtype=float)[None, :])[0]))
+    legacy = np.random.get_state()  # PyXAB's partition draws split dimensions from the global RNG
+    try:
+        for m, party in enumerate(parties):
+            f = party.objective
+            rng = np.random.default_rng([seed, m])
+            np.random.seed([seed, m])
+            algo = HCT(nu=1.0, rho=0.5, c=0.1, delta=0.01, domain=[[0.0, 1.0]] * f.n_dims,
+                       partition=BinaryPartition)
+            points = np.empty((n_iter, f.n_dims))
+            for t in range(1, n_iter + 1):
+                x = np.asarray(algo.pull(t), dtype=float)
+                algo.receive_reward(t, float(f(x[None, :])[0]) + party.noise_std * rng.standard_normal())
+                points[t - 1] = x
+            out.append(f.maximum - f(points))
+            final.append(float(f.maximum - f(np.asarray(algo.get_last_point(), dtype=float)[None, :])[0]))
+    finally:
+        np.random.set_state(legacy)
     return out, final
 
 
