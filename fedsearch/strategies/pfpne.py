@@ -205,24 +205,24 @@ class PFPNEStrategy(FedPNEStrategy):
 
     Examples
     --------
-    Parties 0-2 peak at 0.2, party 3 at 0.8; after the collaborative stage party 3 finds its own
-    peak in a region the federation eliminated:
+    Parties 0-6 peak at 0.2, party 7 at 0.8. The federation eliminates the right half at depth
+    1 (``H0 = 1``); party 7 re-examines it alone and finds its own peak there:
 
     >>> import numpy as np
     >>> from fedsearch.messages import EvaluateReply
     >>> from fedsearch.strategies.pfpne import PFPNEStrategy
-    >>> peaks = [0.2, 0.2, 0.2, 0.8]
-    >>> strategy = PFPNEStrategy(1, 4, 400, delta_gap=0.25, random_state=0)
+    >>> peaks = [0.2] * 7 + [0.8]
+    >>> strategy = PFPNEStrategy(1, 8, 400, nu1=0.2, delta_gap=0.1, pull="center", random_state=0)
     >>> r = 0
     >>> while (tasks := strategy.configure(r)) is not None:
     ...     replies = {p: EvaluateReply(scores=1 - np.abs(t.points[:, 0] - peaks[p]), n_samples=1)
     ...                for p, t in tasks.items()}
     ...     strategy.aggregate(r, replies)
     ...     r += 1
-    >>> strategy.h0, sorted(set(strategy.round_stages_.values()))
-    (2, ['collaborative', 'personal'])
-    >>> [round(float(strategy.recommend(party=p)[0]), 1) for p in range(4)]
-    [0.2, 0.2, 0.2, 0.8]
+    >>> strategy.h0, strategy.phases_[0].eliminated.tolist(), strategy.collaborative_rounds_
+    (1, [False, True], [0])
+    >>> [round(float(strategy.recommend(party=p)[0]), 1) for p in (0, 7)], strategy.recommend()
+    ([0.2, 0.8], array([0.25]))
     """
 
     def __init__(self, n_dims, n_parties, n_iter, *, nu1=1.0, rho=0.5, c=0.1, c1=1.0, delta_gap=0.01,
@@ -239,6 +239,7 @@ class PFPNEStrategy(FedPNEStrategy):
         else:  # Delta >= nu1: no collaborative stage
             self._done = True
         self.round_stages_: dict[int, str] = {}
+        self._collab: dict[int, Phase] = {}
         self._parties: list[_Party] | None = None
         self._personal_plan = None
 
@@ -322,7 +323,7 @@ class PFPNEStrategy(FedPNEStrategy):
     def _start_personal(self) -> None:
         """Every party at the root of its own tree (Algorithm 3, line 2), statistics from stage 1."""
         # the broadcast K^h with (mu_{h,i}, b_{h,i}) of every completed collaborative depth
-        self._collab: dict[int, Phase] = {
+        self._collab = {
             int(ph.nodes.depth[0]): ph for ph in self.phases_ if not ph.truncated and ph.stats.replied.any()}
         # each party draws its own pull points from its own stream: its work does not depend on others'
         seeds = self._rng.integers(2**63, size=self.n_parties)
