@@ -106,10 +106,17 @@ def run(args) -> list[dict]:
     seeds_ = seeds(args, n_full=5)
     print(f"landmine: {len(fields)} parties (one per field), SVC rbf, ROC AUC on each field's 50/50 split, "
           f"{budget} evaluations per party, seeds {seeds_}, n_jobs={args.n_jobs}")
-    rows = []
+    # the default SVC() as a reference (this also starts the workers before any search is timed)
+    default = _aucs(jobs, fields, lambda f: {}, args.n_jobs)
+    rows = [{"method": "default SVC()", "n_parties": len(fields), "global_auc": float(np.mean(list(default.values()))),
+             "field_auc_global": default, "status": "ok"}]
     for seed in seeds_:
         for method in args.methods:
-            rows += _run_method(args, method, seed, budget, X, y, field, jobs, fields)
+            new = _run_method(args, method, seed, budget, X, y, field, jobs, fields)
+            print(f"  seed {seed} {method}: " + "; ".join(
+                f"global AUC {r['global_auc']:.4f} in {r['wall']:.1f} s" if "global_auc" in r else r["status"]
+                for r in new[:1]), flush=True)
+            rows += new
     print_table(rows, ["method", "seed", "global_auc", "personal_auc", "best_score", "best_params", "wall",
                        "rounds", "bytes", "status"],
                 title="Landmine: global AUC = mean over fields of the recommendation's AUC; personal AUC = "
