@@ -1,5 +1,7 @@
-"""Personalized federated search (PF-PNE): local regret on the paper's synthetic objectives, and each
-Landmine field's AUC with its own configuration against the federation's.
+"""Personalized federated search (PF-PNE): local regret on synthetic objectives, personal AUC on Landmine.
+
+The local regret of PF-PNE on the paper's synthetic objectives, and each Landmine field's AUC with
+its own configuration against the federation's.
 
 Part 1 (``--part synthetic``), the setting of the PF-PNE paper (001_*.txt, Sec. 4 and App. C.2):
 Garland (1-D), Himmelblau (2-D) and Rastrigin (10-D), normalised to [0, 1]; each party's local
