@@ -183,9 +183,12 @@ class LossSurfaces:
         (``n_perturbations`` Gaussian perturbations per step size of ``steps``, keeping any
         improvement). With a ``space``, every candidate is first snapped to a valid
         configuration (:meth:`SearchSpace.canonical`), so integer and categorical parameters
-        come out valid and the surface is scored where the configuration really is. Ties
-        (forests are piecewise constant) go to the uploaded points, then to the earliest
-        candidate.
+        come out valid and the surface is scored where the configuration really is.
+
+        Forests are piecewise constant, so a surface is often minimal on a whole region; MPLM
+        is, wherever one party's model is flat (a party at chance level everywhere). Ties are
+        broken by the APLM value (the parties' mean predicted loss), then in favour of the
+        uploaded points, then of the earliest candidate.
 
         Returns
         -------
@@ -199,19 +202,20 @@ class LossSurfaces:
         else:  # continuous coordinates are their own canonical point
             snap = lambda U: U  # noqa: E731
         cand = np.vstack([self.points_, snap(rng.random((n_candidates, self.n_dims_)))])
-        values = self.predict(cand, surfaces)
+        values = self.predict(cand, {*surfaces, "aplm"})
         best = {}
         for s in surfaces:
-            order = np.argsort(values[s], kind="stable")[:n_starts]
-            starts, start_values = cand[order], values[s][order]
-            k = len(starts)
+            order = np.lexsort((values["aplm"], values[s]))[:n_starts]  # stable: earliest first
+            starts, keys = cand[order], np.column_stack([values[s][order], values["aplm"][order]])
+            k, rows = len(starts), np.arange(len(starts))
             for step in steps:  # all starts move together: one prediction per step
                 moves = starts[:, None, :] + rng.normal(0.0, step, (k, n_perturbations, self.n_dims_))
-                moves = snap(np.clip(moves, 0, 1).reshape(-1, self.n_dims_))
-                v = self.predict(moves, [s])[s].reshape(k, n_perturbations)
-                j = np.argmin(v, axis=1)
-                better = v[np.arange(k), j] < start_values
-                starts[better] = moves.reshape(k, n_perturbations, -1)[np.arange(k), j][better]
-                start_values[better] = v[np.arange(k), j][better]
-            best[s] = starts[int(np.argmin(start_values))].copy()
+                moves = snap(np.clip(moves, 0, 1).reshape(-1, self.n_dims_)).reshape(k, n_perturbations, -1)
+                v = self.predict(moves.reshape(-1, self.n_dims_), {s, "aplm"})
+                v, a = v[s].reshape(k, -1), v["aplm"].reshape(k, -1)
+                j = np.array([np.lexsort((a[i], v[i]))[0] for i in rows])
+                better = (v[rows, j] < keys[:, 0]) | ((v[rows, j] == keys[:, 0]) & (a[rows, j] < keys[:, 1]))
+                starts[better] = moves[rows, j][better]
+                keys[better] = np.column_stack([v[rows, j], a[rows, j]])[better]
+            best[s] = starts[np.lexsort((keys[:, 1], keys[:, 0]))[0]].copy()
         return best

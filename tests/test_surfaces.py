@@ -131,3 +131,14 @@ def test_snapping_with_a_continuous_space_changes_nothing():
     x = _col(0.1, 0.4, 0.9)
     surfaces = LossSurfaces(random_state=0).fit([(x, np.array([0.3, 0.1, 0.5]))])
     assert surfaces.minimize(space)["sgm"][0] == surfaces.minimize()["sgm"][0]
+
+
+def test_ties_are_broken_by_the_parties_mean_loss():
+    # party 2 is at chance level everywhere (a flat 0.5, App. D's oil spill can do this): MPLM is
+    # 0.5 on the whole cube, and the tie goes to the lowest APLM, near the others' optimum 0.3
+    x = np.linspace(0, 1, 21)
+    bowl = 0.1 + 0.3 * (x - 0.3) ** 2
+    pairs = [(x[::-1, None], bowl[::-1]), (x[:, None], bowl), (x[:, None], np.full(21, 0.5))]
+    surfaces = LossSurfaces(RandomForestRegressor(n_estimators=20), random_state=0).fit(pairs)
+    np.testing.assert_allclose(surfaces.predict(_col(0.0, 0.3, 1.0))["mplm"], 0.5)
+    assert abs(surfaces.minimize()["mplm"][0] - 0.3) < 0.1
