@@ -378,12 +378,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
 """ + _COMMON_PARAMS + """
     Attributes
     ----------
-""" + _COMMON_ATTRIBUTES + """
-        Here a row of ``cv_results_`` is a configuration some party cross-validated: the pairs
-        uploaded by each party's local search (NaN in the other parties' columns, so no
-        federation score) and the recommendation every party validated (the only row with a
-        ``mean_test_<metric>``, hence rank 1).
-    surface_params_ : dict of str to dict
+""" + _COMMON_ATTRIBUTES + """    surface_params_ : dict of str to dict
         The recommendation of each surface (``"sgm"``, ``"sgm+u"``, ``"aplm"``, ``"mplm"``).
     surfaces_ : LossSurfaces
         The fitted surfaces (``surfaces_.predict(points)`` on unit-cube points).
@@ -396,6 +391,17 @@ class FLoRASearchCV(BaseFederatedSearchCV):
     See Also
     --------
     FederatedRandomizedSearchCV : the multi-shot baseline (every party evaluates every candidate).
+
+    Notes
+    -----
+    A row of ``cv_results_`` is a configuration some party cross-validated: the pairs uploaded
+    by each party's local search (NaN in the other parties' columns, hence no federation score)
+    and the recommendation every party validated (the only row with a ``mean_test_<metric>``,
+    hence rank 1). ``fit_time`` of the local-search rows is per fold, as for the others.
+
+    The loss is ``1 - score`` (the paper's ``1 - balanced accuracy``), so ``heterogeneity_``
+    is meaningful for scores in ``[0, 1]``. Failed configurations are modelled as the worst
+    loss their party saw (see :class:`~fedsearch.surfaces.LossSurfaces`).
 
     Examples
     --------
