@@ -72,13 +72,14 @@ class PartyEnsemble(BaseEstimator):
     def _aligned(self, method: str, X) -> np.ndarray:
         """Weighted mean of the members' per-class outputs, aligned on the union of classes."""
         classes = self.classes_
-        out = np.zeros((len(X) if not hasattr(X, "shape") else X.shape[0], len(classes)))
+        out = None
         for w, est in zip(self._w, self.estimators):
-            values = getattr(est, method)(X)
+            values = np.asarray(getattr(est, method)(X))
             if values.ndim == 1:  # binary decision_function: the score of the positive class
                 values = np.column_stack([-values, values])
-            cols = np.searchsorted(classes, est.classes_)
-            out[:, cols] += w * values
+            if out is None:
+                out = np.zeros((values.shape[0], len(classes)))
+            out[:, np.searchsorted(classes, est.classes_)] += w * values
         return out
 
     @available_if(_members_have("predict_proba"))
@@ -96,9 +97,12 @@ class PartyEnsemble(BaseEstimator):
         classes = self.classes_
         if all(hasattr(e, "predict_proba") for e in self.estimators):
             return classes[np.argmax(self.predict_proba(X), axis=1)]
-        votes = np.zeros((X.shape[0], len(classes)))
+        votes = None
         for w, est in zip(self._w, self.estimators):
-            votes[np.arange(X.shape[0]), np.searchsorted(classes, est.predict(X))] += w
+            pred = np.asarray(est.predict(X))
+            if votes is None:
+                votes = np.zeros((len(pred), len(classes)))
+            votes[np.arange(len(pred)), np.searchsorted(classes, pred)] += w
         return classes[np.argmax(votes, axis=1)]
 
     def score(self, X, y, sample_weight=None):

@@ -5,6 +5,8 @@ Suites (each a module with ``add_arguments(parser)`` and ``run(args)``):
 - ``flora``: the FLoRA paper's protocol (App. D) and its competitors at equal budget;
 - ``bandits``: the X-armed synthetic experiments of the Fed-PNE, PF-PNE and level-order papers;
 - ``landmine``: one party per landmine field, SVC rbf, AUC; global and personal results;
+- ``personal``: PF-PNE's synthetic setting (local regret against Fed-PNE, per-party HCT and
+  random search) and each Landmine field's personal against global configuration;
 - ``speed``: where the time goes (federated grid search against ``GridSearchCV``, parallel
   efficiency, server-side time).
 
@@ -12,6 +14,6 @@ Common options: ``--quick``, ``--seeds``, ``--output DIR``, ``--data-dir``, ``--
 (see :mod:`fedsearch.benchmarks._common`). Benchmarks print figures; they are not tests.
 """
 
-SUITES = ("flora", "bandits", "landmine", "speed")
+SUITES = ("flora", "bandits", "landmine", "personal", "speed")
 
 __all__ = ["SUITES"]
