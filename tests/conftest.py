@@ -8,6 +8,15 @@ from sklearn.datasets import load_breast_cancer, load_iris
 DATA_DIR = Path(os.environ.get("FEDSEARCH_DATA_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def single_blas_thread():
+    """Tiny fits are slower with a multi-threaded BLAS on a shared 2-core machine."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
 @pytest.fixture(scope="session")
 def cancer():
     """Breast cancer, standardised, subsampled: small and fast, two classes."""

@@ -245,15 +245,6 @@ def test_simulate_by_name_with_local_regret():
 
 # --------------------------------------------------------------------------- the estimator
 @pytest.fixture
-def single_thread():
-    """Tiny fits are slower with a multi-threaded BLAS on a shared machine."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
-
-
-@pytest.fixture
 def hospitals(cancer):
     X, y = cancer
     return [X[0::3], X[1::3], X[2::3]], [y[0::3], y[1::3], y[2::3]]
@@ -269,7 +260,7 @@ def _search(**kw):
     return PFPNESearchCV(LogisticRegression(), {"C": loguniform(1e-3, 1e2)}, **{**params, **kw})
 
 
-def test_estimator_one_configuration_and_one_model_per_party(hospitals, single_thread):
+def test_estimator_one_configuration_and_one_model_per_party(hospitals):
     import pandas as pd
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_score
@@ -318,7 +309,7 @@ def test_estimator_one_configuration_and_one_model_per_party(hospitals, single_t
     assert search.collaborative_rounds_ == [r for r in sorted(stages) if stages[r] == "collaborative"]
 
 
-def test_estimator_global_final_fits_still_work(hospitals, single_thread):
+def test_estimator_global_final_fits_still_work(hospitals):
     from sklearn.linear_model import LogisticRegression
 
     from fedsearch.ensemble import PartyEnsemble
