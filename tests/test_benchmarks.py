@@ -6,7 +6,7 @@ from argparse import Namespace
 import numpy as np
 import pytest
 
-from fedsearch.benchmarks import _common
+from fedsearch.benchmarks import SUITES, _common
 from fedsearch.benchmarks.__main__ import main
 
 
@@ -39,7 +39,8 @@ def test_missing_suite_module_is_reported_plainly(monkeypatch, capsys):
 
 def test_unknown_suite_prints_usage(capsys):
     assert main(["nope"]) == 2
-    assert "usage: python -m fedsearch.benchmarks {flora,bandits,landmine,speed}" in capsys.readouterr().out
+    assert "usage: python -m fedsearch.benchmarks {" + ",".join(SUITES) + "}" in capsys.readouterr().out
+    assert {"flora", "bandits", "landmine", "speed"} <= set(SUITES)
 
 
 def test_write_runs_csv_json_and_no_output(tmp_path):
