@@ -41,16 +41,23 @@ class ResultsTable:
         row = self.row_of(point)
         return row is not None and all((row, p) in self._cells for p in range(len(self.party_ids)))
 
+    def _row(self, point) -> int:
+        k = self.key(point)
+        if k not in self._rows:
+            self._rows[k] = len(self._points)
+            self._points.append(self.space.canonical(point))
+        return self._rows[k]
+
+    def add_unevaluated(self, point) -> int:
+        """A row for a configuration no party evaluated (a recommendation taken on trust)."""
+        return self._row(point)
+
     def add(self, tasks: dict, replies: dict) -> None:
         for p, reply in replies.items():
             if not isinstance(reply, EvaluateReply):
                 continue
             for i, point in enumerate(tasks[p].points):
-                k = self.key(point)
-                if k not in self._rows:
-                    self._rows[k] = len(self._points)
-                    self._points.append(self.space.canonical(point))
-                cell = self._cells.setdefault((self._rows[k], p), {
+                cell = self._cells.setdefault((self._row(point), p), {
                     "test": {}, "train": {}, "fit_time": [], "score_time": [], "error": None})
                 if reply.error is not None or (reply.errors and reply.errors[i] is not None):
                     cell["error"] = reply.error or reply.errors[i]

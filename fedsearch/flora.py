@@ -373,8 +373,9 @@ class FLoRASearchCV(BaseFederatedSearchCV):
     alpha : float, default=1.0
         Weight of the uncertainty in ``sgm+u``.
     validate : bool, default=True
-        Let every party cross-validate the recommendation once. ``False`` (no validation round)
-        is not supported by this estimator yet; :class:`FLoRAStrategy` supports it.
+        Let every party cross-validate the recommendation once. With ``False`` the search is
+        truly single-shot: ``best_params_`` is the surface's arg-min, taken on trust, its
+        ``cv_results_`` row has NaN scores and ``best_score_`` is NaN.
 """ + _COMMON_PARAMS + """
     Attributes
     ----------
@@ -464,14 +465,6 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         return SearchSpace(self.param_distributions)
 
     def _check_search_params(self, parties):
-        if not self.validate:
-            # BaseFederatedSearchCV takes best_params_ from a validated row of its table; a
-            # recommendation nobody evaluated has none yet (requested from search.py's owner)
-            raise ValueError(
-                "validate=False is not supported yet by FLoRASearchCV: best_params_ must come "
-                "from a configuration every party validated. Use FLoRAStrategy directly for a "
-                "search without the validation round."
-            )
         if self.local_search not in local_search_methods():
             raise ValueError(
                 f"The 'local_search' parameter of FLoRASearchCV must be one of "
@@ -539,10 +532,13 @@ class FLoRASearchCV(BaseFederatedSearchCV):
                 if isinstance(reply, LocalSearchReply):
                     tasks[p], replies[p] = reply.as_evaluation()
             table.add(tasks, replies)
+        recommended = strategy.recommend()
+        if table.row_of(recommended) is None:  # validate=False: predicted, not measured
+            table.add_unevaluated(recommended)
         results = table.results(self.aggregate)
         out = {"cv_results_": results}
         if self.refit is not False or not multimetric:
-            row = table.row_of(strategy.recommend())
+            row = table.row_of(recommended)
             if callable(self.refit):
                 row = self.refit(results)
             out["best_index_"] = row

@@ -228,6 +228,8 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
             tasks = {p: EvaluateTask(recommended[None, :]) for p in range(len(data))}
             table.add(tasks, federation.run_round(round_, tasks))
             round_ += 1
+        elif table.row_of(recommended) is None:
+            table.add_unevaluated(recommended)  # predicted, not measured: NaN scores
         search_time = time.perf_counter() - t0
 
         results = table.results(self.aggregate)

@@ -172,11 +172,19 @@ def test_api_config_and_parameter_validation():
         (dict(surface="avg"), "The 'surface' parameter of FLoRASearchCV must be"),
         (dict(local_search="tpe"), "The 'local_search' parameter of FLoRASearchCV must be one of"),
         (dict(n_best=0), "The 'n_best' parameter of FLoRASearchCV"),
-        (dict(validate=False), "validate=False is not supported yet"),
     ]
     for params, match in bad:
         with pytest.raises(ValueError, match=match):
             FLoRASearchCV(Offset(), SPACE, cv=2, **params).fit(list(Xs), list(ys))
+
+
+def test_without_validation_the_recommendation_is_predicted_not_measured():
+    s = search(validate=False)
+    assert s.federation_log_["message"].count("EvaluateTask") == 0
+    row = s.best_index_
+    assert s.cv_results_["params"][row] == s.best_params_ == s.surface_params_["aplm"]
+    assert np.isnan(s.best_score_) and np.isnan(s.cv_results_["mean_test_score"][row])
+    assert all(np.isnan(s.cv_results_[f"party_{p}_test_score"][row]) for p in s.party_ids_)
 
 
 def test_strategy_tolerates_a_failed_party():
