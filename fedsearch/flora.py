@@ -258,11 +258,19 @@ class FLoRAStrategy(Strategy):
     Examples
     --------
     >>> import numpy as np
-    >>> from fedsearch.messages import Reply
-    >>> strategy = FLoRAStrategy(2, n_iter=5, validate=False, random_state=0)
-    >>> tasks = strategy.configure(0)
-    >>> [(t.kind, t.n_iter) for t in tasks.values()]
-    [('local_search', 5), ('local_search', 5)]
+    >>> strategy = FLoRAStrategy(2, n_iter=3, validate=False, random_state=0)
+    >>> [(t.kind, t.n_iter) for t in strategy.configure(0).values()]
+    [('local_search', 3), ('local_search', 3)]
+    >>> def upload(points, scores):  # what a party's LocalSearchReply carries
+    ...     s = np.array(scores)
+    ...     return LocalSearchReply(points=np.array(points)[:, None], scores=s, losses=1 - s,
+    ...                             trials=np.arange(3), n_evaluations=3, n_failed=0, n_samples=10)
+    >>> strategy.aggregate(0, {0: upload([.1, .5, .9], [.6, .9, .5]),
+    ...                        1: upload([.2, .5, .8], [.7, .8, .6])})
+    >>> strategy.configure(1) is None   # no validation round asked: done
+    True
+    >>> bool(0.3 < strategy.recommend()[0] < 0.7)
+    True
     """
 
     def __init__(self, n_parties, space=None, *, n_iter=100, local_search="bo", n_best=None,
