@@ -94,6 +94,8 @@ def run(args) -> None:
     k = args.folds or (3 if quick else 10)
     run_seeds = seeds(args, 3)
     estimator, space, default = presets.get(args.model)
+    if "random_state" in estimator.get_params():  # HGB's early-stopping split (n > 10000), MLP's init
+        estimator.set_params(random_state=0)
     print(f"FLoRA protocol: model={args.model}, p={args.parties}, T={n_iter}, {k}-fold CV, "
           f"balanced accuracy, local search={args.local_search}, centralised search="
           f"{args.central_search}, seeds={run_seeds}")
