@@ -53,10 +53,15 @@ class ResultsTable:
         return self._row(point)
 
     def add(self, tasks: dict, replies: dict) -> None:
+        """Take one round's evaluations. A reply that carries its own points (a local search's
+        upload) provides ``as_evaluation() -> (EvaluateTask, EvaluateReply)``."""
         for p, reply in replies.items():
+            task = tasks[p]
+            if hasattr(reply, "as_evaluation"):
+                task, reply = reply.as_evaluation()
             if not isinstance(reply, EvaluateReply):
                 continue
-            for i, point in enumerate(tasks[p].points):
+            for i, point in enumerate(task.points):
                 cell = self._cells.setdefault((self._row(point), p), {
                     "test": {}, "train": {}, "fit_time": [], "score_time": [], "error": None})
                 if reply.error is not None or (reply.errors and reply.errors[i] is not None):

@@ -20,10 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.exceptions import FitFailedWarning
 
 from . import _validation as v
-from ._results import ResultsTable
 from .local_search import local_search_methods, make_local_search
 from .messages import EvaluateReply, EvaluateTask, Reply, Task, message
 from .metrics import heterogeneity
@@ -497,13 +495,6 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         for p, err in strategy.failed_parties_.items():
             warnings.warn(f"The local search of party {party_ids[p]!r} failed: {err}", UserWarning,
                           stacklevel=3)
-        for p, r in strategy.local_replies_.items():
-            if r.n_failed:
-                first = next((e for e in r.errors if e is not None), "(not uploaded)")
-                warnings.warn(
-                    f"{r.n_failed} of the {r.n_evaluations} configurations of party "
-                    f"{party_ids[p]!r}'s local search failed; they score error_score="
-                    f"{self.error_score!r}. First error: {first}", FitFailedWarning, stacklevel=3)
         out = {
             "surface_params_": {s: space.to_params(u) for s, u in strategy.surface_points_.items()},
             "surfaces_": strategy.surfaces_,
@@ -517,39 +508,4 @@ class FLoRASearchCV(BaseFederatedSearchCV):
                 for p, r in strategy.local_replies_.items()
             },
         }
-        out.update(self._results_with_local_pairs(strategy, federation, space, party_ids))
-        return out
-
-    def _results_with_local_pairs(self, strategy, federation, space, party_ids) -> dict:
-        """``cv_results_`` with a row for every uploaded pair, not only the validated ones.
-
-        The base table only reads :class:`EvaluateReply`; the local searches' pairs are added
-        here as the evaluations they are, and ``best_index_`` re-pointed at the same
-        configuration.
-        """
-        names, multimetric = self._metric_names()
-        weights = [party.n_samples for party in federation.parties]
-        table = ResultsTable(space, party_ids, weights, names, self.return_train_score)
-        index = {pid: p for p, pid in enumerate(party_ids)}
-        rounds: dict = {}
-        for round_, pid, direction, msg in federation.transcript:
-            tasks, replies = rounds.setdefault(round_, ({}, {}))
-            (tasks if direction == "to_party" else replies)[index[pid]] = msg
-        for tasks, replies in rounds.values():
-            for p, reply in replies.items():
-                if isinstance(reply, LocalSearchReply):
-                    tasks[p], replies[p] = reply.as_evaluation()
-            table.add(tasks, replies)
-        recommended = strategy.recommend()
-        if table.row_of(recommended) is None:  # validate=False: predicted, not measured
-            table.add_unevaluated(recommended)
-        results = table.results(self.aggregate)
-        out = {"cv_results_": results}
-        if self.refit is not False or not multimetric:
-            row = table.row_of(recommended)
-            if callable(self.refit):
-                row = self.refit(results)
-            out["best_index_"] = row
-            if not callable(self.refit):
-                out["best_score_"] = float(results[f"mean_test_{self._objective(names, multimetric)}"][row])
         return out
