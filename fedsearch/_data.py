@@ -132,7 +132,7 @@ def _per_party(value, ids, name, Xs, broadcast=False) -> list:
     )
 
 
-def check_parties(parties: Sequence[PartyData], estimator, cv, scoring_needs_two_classes: bool = True) -> int:
+def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
     """Check the per-party datasets before any work starts; return the number of CV splits.
 
     Raises a ``ValueError`` naming the party, the value and what was expected, for: an empty party,
@@ -167,7 +167,7 @@ def check_parties(parties: Sequence[PartyData], estimator, cv, scoring_needs_two
                 raise ValueError(f"The labels y of party {pid!r} contain NaN; labels must be finite.")
             if is_classifier(estimator):
                 classes, counts = np.unique(y_arr, return_counts=True) if y_arr.ndim == 1 else (None, None)
-                if classes is not None and len(classes) < 2 and scoring_needs_two_classes:
+                if classes is not None and len(classes) < 2:
                     raise ValueError(
                         f"Party {pid!r} has only one class in y ({classes.tolist()}); a classifier "
                         f"needs samples of at least two classes in every party."

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from copy import deepcopy
 
 import numpy as np

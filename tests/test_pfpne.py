@@ -200,7 +200,7 @@ def test_same_seed_same_run_and_recommend_is_pure():
         trace = simulate(strategy, parties, n_iter=300, random_state=1)
         return strategy, trace
 
-    (s1, t1), (s2, t2), (_, t3) = go(0), go(0), go(1)
+    (s1, t1), (_, t2), (_, t3) = go(0), go(0), go(1)
     assert all(np.array_equal(a, b) for a, b in zip(t1.points, t2.points))
     assert np.array_equal(t1.recommendations, t2.recommendations)
     assert not all(np.array_equal(a, b) for a, b in zip(t1.points, t3.points))
@@ -224,7 +224,7 @@ def test_a_failed_personal_reply_repeats_the_party_phase_only():
 
     a = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
     b = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
-    rounds_a = run(a, HETEROGENEOUS)
+    run(a, HETEROGENEOUS)
     rounds_b = run(b, HETEROGENEOUS, fail=fail_party_2_once)
     assert b.failures_ == [(1, 2, "disk full")]
     assert rounds_b[1][2].points.tolist() == rounds_b[2][2].points.tolist()  # the same depth again
