@@ -8,6 +8,7 @@ import pytest
 
 from fedsearch.benchmarks import SUITES, _common
 from fedsearch.benchmarks.__main__ import main
+from fedsearch.datasets import default_data_dir
 
 
 def test_speed_suite_quick_smoke(tmp_path, capsys):
@@ -80,3 +81,28 @@ def test_plots_written_with_matplotlib(tmp_path):
     x = np.arange(5)
     assert _common.plot_curves(args, "c", {"a": (x, np.vstack([x, x + 1.0]))}, xlabel="t", ylabel="r").is_file()
     assert _common.plot_bars(args, "b", ["m1", "m2"], {"wall": [1.0, 2.0]}, ylabel="s").is_file()
+
+
+@pytest.mark.skipif(not (default_data_dir() / "heart_statlog.csv.gz").is_file(),
+                    reason="benchmark files of ../shared/data are absent")
+def test_flora_suite_tiny_run_records_every_method_against_one_baseline(tmp_path, capsys):
+    status = main(["flora", "--datasets", "heart_statlog", "--n-iter", "3", "--folds", "2",
+                   "--seeds", "0", "--split", "parity_skew", "--n-jobs", "1", "--output", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    with open(tmp_path / "flora.csv") as f:
+        rows = list(csv.DictReader(f))
+    methods = ["sgm", "sgm+u", "aplm", "mplm", "random", "fedpne", "levelorder", "pfpne", "alone"]
+    assert [r["method"] for r in rows] == methods
+    assert {(r["split"], r["baseline"], r["best"]) for r in rows} == {("parity_skew", rows[0]["baseline"],
+                                                                       rows[0]["best"])}
+    for r in rows:  # every regret is (a* - a) / (a* - b) of the recorded pooled scores
+        a, best, b = float(r["score"]), float(r["best"]), float(r["baseline"])
+        assert float(r["regret"]) == pytest.approx((best - a) / (best - b))
+        assert json.loads(r["best_params"]).keys() == {"max_iter", "learning_rate", "min_samples_leaf",
+                                                       "l2_regularization"}
+    by = {r["method"]: r for r in rows}
+    # the budget: the random search cross-validates T = 3 configurations; "alone" one per party at most
+    assert by["random"]["n_configurations"] == "3" and 1 <= int(by["alone"]["n_configurations"]) <= 3
+    assert int(by["fedpne"]["bytes"]) > 0 and int(by["alone"]["rounds"]) == 1
+    assert "W/T/L" in out and "Wilcoxon" in out

@@ -1,5 +1,7 @@
 """FLoRA end to end (004_*.txt Algorithm 1): local searches, one upload, surfaces, validation."""
 
+import math
+
 import numpy as np
 import pytest
 from scipy.stats import uniform
@@ -10,7 +12,7 @@ from sklearn.exceptions import FitFailedWarning
 from fedsearch import FLoRASearchCV, InProcessFederation, Party, SearchSpace
 from fedsearch.flora import FLoRAStrategy, LocalSearchReply, LocalSearchTask
 from fedsearch.messages import EvaluateTask, decode, encode
-from fedsearch.metrics import heterogeneity, relative_regret
+from fedsearch.metrics import compare_to_baseline, heterogeneity, relative_regret
 
 SPACE = {"theta": uniform(0, 1)}
 
@@ -66,6 +68,29 @@ def test_relative_regret_and_heterogeneity_by_hand():
     # Table 7, PC3: PMax 64.37 / PMin 61.67 = 1.04 (losses are 1 - balanced accuracy)
     assert heterogeneity([1 - 0.6167, 1 - 0.6437, np.nan]) == pytest.approx(0.6437 / 0.6167)
     assert heterogeneity([0.3, 0.3]) == 1.0
+
+
+def test_compare_to_baseline_reproduces_table3_wilcoxon_values():
+    # Table 3: 7 wins of 7 over the seven datasets give (28, 0.00898) (HGB, MPLM and APLM);
+    # 6 wins whose loss ranks second smallest give (26, 0.02126) (HGB, SGM)
+    out = compare_to_baseline([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+    assert (out["wins"], out["ties"], out["losses"], out["statistic"]) == (7, 0, 0, 28.0)
+    assert out["pvalue"] == pytest.approx(0.00898, abs=1e-5)
+    out = compare_to_baseline([0.1, 0.2, 0.3, 0.4, 0.5, 0.9, 1.2])  # gains ..., 0.1, -0.2
+    assert (out["wins"], out["losses"], out["statistic"]) == (6, 1, 26.0)
+    assert out["pvalue"] == pytest.approx(0.02126, abs=1e-5)
+    assert (out["q1"], out["median"], out["q3"]) == pytest.approx((0.25, 0.4, 0.7))
+
+
+def test_compare_to_baseline_ties_and_nan_by_hand():
+    # gains 0.5 and -1 (the tie and the NaN are dropped): ranks 1 and 2, statistic 1;
+    # normal approximation: mean n(n+1)/4 = 1.5, variance n(n+1)(2n+1)/24 = 1.25
+    out = compare_to_baseline([1.0, 0.5, 2.0, np.nan, 1.0 + 1e-12])
+    assert (out["n"], out["wins"], out["ties"], out["losses"], out["statistic"]) == (4, 1, 2, 1, 1.0)
+    z = (1.0 - 1.5) / np.sqrt(1.25)
+    assert out["pvalue"] == pytest.approx(0.5 * math.erfc(z / math.sqrt(2)))
+    tied = compare_to_baseline([1.0, 1.0])
+    assert tied["ties"] == 2 and np.isnan(tied["statistic"]) and np.isnan(tied["pvalue"])
 
 
 def test_one_upload_per_party_one_validation_round_then_the_final_fit():

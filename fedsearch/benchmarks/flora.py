@@ -1,16 +1,30 @@
-"""FLoRA's protocol (004_*.txt, §3 and App. D): single-shot federated HPO of HGB on seven datasets.
+"""FLoRA's protocol (004_*.txt, §3 and App. D): single-shot federated HPO against its peers.
 
-For each dataset and seed: the pooled data is split uniformly at random into ``p = 3`` parties;
-each party runs its own local search of ``T`` configurations scored by ``k``-fold CV balanced
-accuracy (:class:`fedsearch.FLoRASearchCV`, one fit gives the four surfaces' picks); every pick is
-then scored by ``k``-fold CV balanced accuracy on the pooled data (the paper's emulation of the
-final federated training). The relative regret ``(a* - a) / (a* - b)`` (§3) compares a pick's
-score ``a`` with the default configuration's ``b`` (App. D.2) and with ``a*``, the best score of a
+For each model, dataset and seed: the pooled data is split into ``p`` parties (IID by default;
+``--split`` gives the label skews of App. D.8 or a Dirichlet label or quantity skew); each party
+runs its own local search of ``T`` configurations scored by ``k``-fold CV balanced accuracy
+(:class:`fedsearch.FLoRASearchCV`, one fit gives the four surfaces' picks). Every pick is then
+scored by ``k``-fold CV balanced accuracy on the pooled data (the paper's emulation of the final
+federated training). The relative regret ``(a* - a) / (a* - b)`` (§3) compares a pick's score
+``a`` with the default configuration's ``b`` (App. D.2) and with ``a*``, the best score of a
 centralised search of ``T`` configurations on the pooled data (same local optimiser, same folds,
-run once per dataset). The paper's setting is ``T = 100``, ``k = 10``; our table is printed beside
-its Table 7. The competitor at equal party budget (``--competitors random``) is the federated
-random search: every party cross-validates the same ``T`` random configurations and the best
-weighted mean wins (``FederatedRandomizedSearchCV``, same parties, same folds).
+run once per model and dataset). The paper's setting is ``T = 100``, ``k = 10``, ``p = 3``.
+
+Competitors, at ``T`` evaluations per party, on the same parties and folds:
+
+- ``random``: federated randomized search (multi-shot): every party cross-validates the same
+  ``T`` random configurations, the best weighted mean wins;
+- ``fedpne``, ``levelorder``: the federated X-armed bandits (:class:`fedsearch.FedPNESearchCV`,
+  :class:`fedsearch.LevelOrderSearchCV`), ``T`` pulls per party;
+- ``pfpne``: PF-PNE's global recommendation (:class:`fedsearch.PFPNESearchCV`'s ``best_params_``);
+- ``alone``: each party tunes alone (the local searches FLoRA's parties ran), then the ``p``
+  party-best configurations are cross-validated on every party (one more federated round of
+  ``p`` evaluations per party) and the one that scores best on average wins.
+
+The summary follows Table 3: per model and method, the inter-quartile range of the per-dataset
+regrets (mean over seeds), wins/ties/losses against the default and a one-sided Wilcoxon
+signed-rank test across datasets (:func:`fedsearch.metrics.compare_to_baseline`), then "overall"
+across models.
 """
 
 from __future__ import annotations
@@ -23,16 +37,19 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from threadpoolctl import threadpool_limits
 
 from .. import presets
-from ..datasets import load_benchmark, partition_iid
+from ..bandit_search import FedPNESearchCV, LevelOrderSearchCV
+from ..datasets import SPLITS, load_benchmark, partition
 from ..flora import FLoRASearchCV
-from ..search import FederatedRandomizedSearchCV
 from ..local_search import make_local_search
-from ..metrics import relative_regret
+from ..metrics import compare_to_baseline, relative_regret
+from ..personal_search import PFPNESearchCV
+from ..search import FederatedGridSearchCV, FederatedRandomizedSearchCV
 from ..surfaces import SURFACES
 from ._common import plot_boxes, print_table, search_record, seeds, write_runs
 
 DATASETS = ("pc3", "pollen", "electricity", "sonar", "heart_statlog", "oil_spill", "eeg_eye_state")
 QUICK_DATASETS = ("heart_statlog", "sonar")
+COMPETITORS = ("random", "fedpne", "levelorder", "pfpne", "alone")
 
 # Table 7 (HGB, p = 3, T = 100): SSBaseline, Best, PMin, PMax (balanced accuracy, %), gamma_p and
 # the relative regret of each surface
@@ -47,22 +64,42 @@ PAPER_TABLE7 = {
 }
 PAPER_MEAN = {"sgm": 0.56, "sgm+u": 0.52, "mplm": 0.47, "aplm": 0.45}
 _PAPER_COLUMNS = ("baseline", "best", "pmin", "pmax", "gamma", "sgm", "sgm+u", "mplm", "aplm")
+# Table 3 (p = 3, T = 100, seven datasets): wins/ties/losses against the baseline and the one-sided
+# Wilcoxon signed-rank test (statistic, p-value) of each surface, per model and overall
+PAPER_TABLE3 = {
+    "hgb": {"sgm": ("6/0/1", 26, 0.02126), "sgm+u": ("6/0/1", 27, 0.01400),
+            "mplm": ("7/0/0", 28, 0.00898), "aplm": ("7/0/0", 28, 0.00898)},
+    "svc": {"sgm": ("4/0/2", 18, 0.05793), "sgm+u": ("4/0/2", 17, 0.08648),
+            "mplm": ("3/0/3", 9, 0.62342), "aplm": ("5/0/1", 15, 0.17272)},
+    "mlp": {"sgm": ("6/0/1", 21, 0.11836), "sgm+u": ("4/1/2", 15, 0.17272),
+            "mplm": ("5/1/1", 18, 0.05793), "aplm": ("6/0/1", 24, 0.04548)},
+    "overall": {"sgm": ("16/0/4", 174, 0.00499), "sgm+u": ("14/1/5", 164, 0.00272),
+                "mplm": ("15/1/4", 141, 0.03206), "aplm": ("18/0/2", 183.5, 0.00169)},
+}
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--datasets", nargs="+", default=None, choices=DATASETS, metavar="NAME",
                         help=f"datasets (default: all seven; quick: {' '.join(QUICK_DATASETS)})")
+    parser.add_argument("--models", nargs="+", default=["hgb"], choices=presets.names(),
+                        help="presets of App. D.2 (default: hgb)")
     parser.add_argument("--n-iter", type=int, default=None,
-                        help="T, local (and centralised) search budget (default 100, quick 10)")
+                        help="T, evaluations per party of every search, and of the centralised "
+                             "search (default 100, quick 10)")
     parser.add_argument("--folds", type=int, default=None,
                         help="k of the k-fold CV everywhere (default 10, quick 3)")
     parser.add_argument("--parties", type=int, default=3, help="p (default 3)")
+    parser.add_argument("--split", default="iid", choices=SPLITS,
+                        help="how the pooled data is dealt to parties (default iid; label_skew: "
+                             "Dirichlet over each class; parity_skew / disjoint_labels: App. D.8's "
+                             "imb1 / imb2)")
+    parser.add_argument("--alpha", type=float, default=0.5,
+                        help="Dirichlet concentration of label_skew and quantity_skew (default 0.5)")
     parser.add_argument("--local-search", default="bo", help="the parties' local optimiser (default bo)")
     parser.add_argument("--central-search", default="bo",
                         help="optimiser of the centralised search that gives a* (default bo)")
-    parser.add_argument("--model", default="hgb", choices=presets.names(), help="preset (default hgb)")
-    parser.add_argument("--competitors", nargs="*", default=["random"], choices=["random"],
-                        help="searches at equal party budget to run beside FLoRA (default: random)")
+    parser.add_argument("--competitors", nargs="*", default=list(COMPETITORS), choices=COMPETITORS,
+                        help="searches at equal party budget to run beside FLoRA (default: all)")
 
 
 def _pooled_score(estimator, params, X, y, folds, n_jobs) -> float:
@@ -87,69 +124,113 @@ def _centralised_best(estimator, space, X, y, folds, n_iter, method, n_jobs) -> 
     return best
 
 
+def _competitor(name, estimator, space, n_iter, cv, seed, n_jobs, flora):
+    """The search of competitor ``name``, unfitted (``alone``: its final federated round)."""
+    common = dict(scoring="balanced_accuracy", refit=False, cv=cv, random_state=seed, n_jobs=n_jobs)
+    if name == "random":
+        return FederatedRandomizedSearchCV(estimator, space, n_iter=n_iter, **common)
+    if name == "fedpne":
+        return FedPNESearchCV(estimator, space, n_iter=n_iter, **common)
+    if name == "levelorder":
+        return LevelOrderSearchCV(estimator, space, n_iter=n_iter, **common)
+    if name == "pfpne":
+        return PFPNESearchCV(estimator, space, n_iter=n_iter, final_fit=None, **common)
+    # "alone": every party's own best configuration of its local search, cross-validated on all
+    bests = []
+    for result in flora.local_results_.values():
+        scores = np.asarray(result["scores"], dtype=float)
+        if np.isfinite(scores).any():
+            params = result["params"][int(np.nanargmax(scores))]
+            if params not in bests:
+                bests.append(params)
+    grid = [{k: [v] for k, v in params.items()} for params in bests]
+    return FederatedGridSearchCV(estimator, grid, **{k: v for k, v in common.items() if k != "random_state"})
+
+
+def _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space, X, y, pooled) -> list[dict]:
+    """The long-format records of FLoRA's surfaces and every competitor on one split of the data."""
+    labels = partition(y, args.parties, split=args.split, alpha=args.alpha, random_state=seed)
+    Xs = [X[labels == i] for i in range(args.parties)]
+    ys = [y[labels == i] for i in range(args.parties)]
+    cv = StratifiedKFold(k, shuffle=True, random_state=seed)
+    common = dict(model=model, dataset=name, split=args.split, seed=seed, T=n_iter, folds=k,
+                  parties=args.parties)
+    t0 = time.perf_counter()
+    flora = FLoRASearchCV(estimator, space, n_iter=n_iter, local_search=args.local_search, cv=cv,
+                          scoring="balanced_accuracy", refit=False, random_state=seed,
+                          n_jobs=args.n_jobs).fit(Xs, ys)
+    flora_time = time.perf_counter() - t0
+    local_best = [np.nanmax(r["scores"]) for r in flora.local_results_.values()]
+    context = dict(pmin=min(local_best), pmax=max(local_best), gamma=flora.heterogeneity_)
+    rows = []
+    for s in SURFACES:
+        row = search_record(flora, **common, method=s, **context)
+        del row["best_score"]  # the surfaces' picks have no federated score of their own
+        row.update(best_params=flora.surface_params_[s], time=flora_time)
+        rows.append(row)
+    for c in args.competitors:
+        t0 = time.perf_counter()
+        search = _competitor(c, estimator, space, n_iter, cv, seed, args.n_jobs, flora).fit(Xs, ys)
+        row = search_record(search, **common, method=c, **context)
+        row["time"] = time.perf_counter() - t0 + (flora_time if c == "alone" else 0.0)
+        rows.append(row)
+    for row in rows:
+        row.update(score=pooled(row["best_params"]), baseline=pooled.baseline, best=pooled.best)
+        row["regret"] = relative_regret(row["score"], pooled.best, pooled.baseline)
+    return rows
+
+
+class _PooledScores:
+    """The pooled k-fold score of a configuration, computed once per model and dataset."""
+
+    def __init__(self, estimator, X, y, folds, n_jobs):
+        self.estimator, self.X, self.y, self.folds, self.n_jobs = estimator, X, y, folds, n_jobs
+        self._cache = {}
+        self.baseline = self.best = None
+
+    def __call__(self, params) -> float:
+        key = repr(sorted(params.items()))
+        if key not in self._cache:
+            self._cache[key] = _pooled_score(self.estimator, params, self.X, self.y, self.folds, self.n_jobs)
+        return self._cache[key]
+
+
 def run(args) -> None:
     quick = args.quick
     names = args.datasets or (QUICK_DATASETS if quick else DATASETS)
     n_iter = args.n_iter or (10 if quick else 100)
     k = args.folds or (3 if quick else 10)
     run_seeds = seeds(args, 3)
-    estimator, space, default = presets.get(args.model)
-    if "random_state" in estimator.get_params():  # HGB's early-stopping split (n > 10000), MLP's init
-        estimator.set_params(random_state=0)
-    print(f"FLoRA protocol: model={args.model}, p={args.parties}, T={n_iter}, {k}-fold CV, "
-          f"balanced accuracy, local search={args.local_search}, centralised search="
-          f"{args.central_search}, seeds={run_seeds}")
-
+    print(f"FLoRA protocol: models={' '.join(args.models)}, p={args.parties}, split={args.split}"
+          + (f" (alpha={args.alpha})" if args.split in ("label_skew", "quantity_skew") else "")
+          + f", T={n_iter}, {k}-fold CV, balanced accuracy, local search={args.local_search}, "
+          f"centralised search={args.central_search}, competitors={' '.join(args.competitors) or '-'}, "
+          f"seeds={run_seeds}")
     rows = []
     with threadpool_limits(1):  # one thread per process: HGB's OpenMP threads thrash a shared box
-        for name in names:
-            t0 = time.perf_counter()
-            data = load_benchmark(name, args.data_dir)
-            X, y = data.data, data.target
-            folds = StratifiedKFold(k, shuffle=True, random_state=0)
-            baseline = _pooled_score(estimator, default, X, y, folds, args.n_jobs)
-            best, best_params = _centralised_best(estimator, space, X, y, folds, n_iter,
-                                                  args.central_search, args.n_jobs)
-            t_central = time.perf_counter() - t0
-            for seed in run_seeds:
-                labels = partition_iid(len(y), args.parties, random_state=seed)
-                Xs = [X[labels == i] for i in range(args.parties)]
-                ys = [y[labels == i] for i in range(args.parties)]
-                search = FLoRASearchCV(
-                    estimator, space, n_iter=n_iter, local_search=args.local_search,
-                    cv=StratifiedKFold(k, shuffle=True, random_state=seed),
-                    scoring="balanced_accuracy", refit=False, random_state=seed, n_jobs=args.n_jobs,
-                ).fit(Xs, ys)
-                local_best = [np.nanmax(r["scores"]) for r in search.local_results_.values()]
-                row = search_record(search, dataset=name, seed=seed, T=n_iter, folds=k,
-                                    parties=args.parties, baseline=baseline, best=best,
-                                    centralised_params=best_params, pmin=min(local_best),
-                                    pmax=max(local_best), gamma=search.heterogeneity_)
-                scored = {}
-                for s in SURFACES:
-                    params = search.surface_params_[s]
-                    key = repr(sorted(params.items()))
-                    if key not in scored:
-                        scored[key] = _pooled_score(estimator, params, X, y, folds, args.n_jobs)
-                    row[f"score_{s}"] = scored[key]
-                    row[s] = relative_regret(scored[key], best, baseline)
-                    row[f"params_{s}"] = params
-                if "random" in args.competitors:
-                    rs = FederatedRandomizedSearchCV(
-                        estimator, space, n_iter=n_iter, scoring="balanced_accuracy", refit=False,
-                        cv=StratifiedKFold(k, shuffle=True, random_state=seed), random_state=seed,
-                        n_jobs=args.n_jobs,
-                    ).fit(Xs, ys)
-                    row["score_random"] = _pooled_score(estimator, rs.best_params_, X, y, folds, args.n_jobs)
-                    row["random"] = relative_regret(row["score_random"], best, baseline)
-                row["time"] = time.perf_counter() - t0
+        for model in args.models:
+            estimator, space, default = presets.get(model)
+            if "random_state" in estimator.get_params():  # HGB's early-stopping split, MLP's init
+                estimator.set_params(random_state=0)
+            for name in names:
                 t0 = time.perf_counter()
-                rows.append(row)
-                print(f"  {name} seed {seed}: baseline {100 * baseline:.2f}, best {100 * best:.2f}, "
-                      f"gamma_p {row['gamma']:.3f}, regret " +
-                      ", ".join(f"{s} {row[s]:.2f}" for s in _methods(args)) +
-                      f"  ({row['time'] + t_central:.0f} s)", flush=True)
-                t_central = 0.0
+                data = load_benchmark(name, args.data_dir)
+                X, y = data.data, data.target
+                pooled = _PooledScores(estimator, X, y, StratifiedKFold(k, shuffle=True, random_state=0),
+                                       args.n_jobs)
+                pooled.baseline = pooled(default)
+                pooled.best, _ = _centralised_best(estimator, space, X, y, pooled.folds, n_iter,
+                                                   args.central_search, args.n_jobs)
+                print(f"{model} {name}: baseline {100 * pooled.baseline:.2f}, centralised best "
+                      f"{100 * pooled.best:.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
+                for seed in run_seeds:
+                    t0 = time.perf_counter()
+                    runs = _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space,
+                                              X, y, pooled)
+                    rows.extend(runs)
+                    print(f"  seed {seed}: gamma_p {runs[0]['gamma']:.3f}, regret "
+                          + ", ".join(f"{r['method']} {r['regret']:.2f}" for r in runs)
+                          + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     _report(args, rows, names)
 
 
@@ -157,29 +238,60 @@ def _methods(args) -> list[str]:
     return [*SURFACES, *args.competitors]
 
 
+def _mean_regret(rows, **where) -> float:
+    values = [r["regret"] for r in rows if all(r[k] == v for k, v in where.items())]
+    return float(np.mean(values)) if values else float("nan")
+
+
 def _report(args, rows: list[dict], names) -> None:
-    table = []
-    for name in names:
-        runs = [r for r in rows if r["dataset"] == name]
-        paper = dict(zip(_PAPER_COLUMNS, PAPER_TABLE7[name]))
-        line = {"dataset": name, "seeds": len(runs),
-                "baseline": f"{100 * runs[0]['baseline']:.2f} ({paper['baseline']:.2f})",
-                "best": f"{100 * runs[0]['best']:.2f} ({paper['best']:.2f})",
-                "gamma_p": f"{np.mean([r['gamma'] for r in runs]):.3f} ({paper['gamma']:.2f})"}
-        for s in _methods(args):
-            line[s] = f"{np.mean([r[s] for r in runs]):.2f}" + (f" ({paper[s]:.2f})" if s in paper else "")
-        table.append(line)
-    means = {s: np.mean([np.mean([r[s] for r in rows if r["dataset"] == n]) for n in names])
-             for s in _methods(args)}
-    paper_means = {s: np.mean([PAPER_TABLE7[n][_PAPER_COLUMNS.index(s)] for n in names]) for s in SURFACES}
-    table.append({"dataset": f"mean over {len(names)}", "seeds": "",
-                  **{s: f"{means[s]:.2f}" + (f" ({paper_means[s]:.2f})" if s in paper_means else "")
-                     for s in _methods(args)}})
-    print_table(table, ["dataset", "seeds", "baseline", "best", "gamma_p", *_methods(args)],
-                title="Relative regret, mean over seeds (paper's Table 7 in brackets; "
-                      "baseline/best: pooled balanced accuracy %)")
-    if set(names) == set(DATASETS):
-        print("paper, mean over the seven: " + ", ".join(f"{s} {v:.2f}" for s, v in PAPER_MEAN.items()))
+    methods = _methods(args)
+    for model in args.models:
+        paper = model == "hgb" and args.split == "iid"
+        table = []
+        for name in names:
+            runs = [r for r in rows if r["model"] == model and r["dataset"] == name]
+            line = {"dataset": name, "seeds": len({r["seed"] for r in runs}),
+                    "baseline": 100 * runs[0]["baseline"], "best": 100 * runs[0]["best"],
+                    "gamma_p": float(np.mean([r["gamma"] for r in runs]))}
+            ref = dict(zip(_PAPER_COLUMNS, PAPER_TABLE7[name])) if paper else {}
+            for key in ("baseline", "best", "gamma_p"):
+                line[key] = f"{line[key]:.2f}" + (f" ({ref[key if key != 'gamma_p' else 'gamma']:.2f})"
+                                                  if ref else "")
+            for m in methods:
+                line[m] = f"{_mean_regret(runs, method=m):.2f}" + (f" ({ref[m]:.2f})" if m in ref else "")
+            table.append(line)
+        means = {m: np.mean([_mean_regret(rows, model=model, dataset=n, method=m) for n in names])
+                 for m in methods}
+        table.append({"dataset": f"mean over {len(names)}", **{m: f"{v:.2f}" for m, v in means.items()}})
+        print_table(table, ["dataset", "seeds", "baseline", "best", "gamma_p", *methods],
+                    title=f"{model}: relative regret, mean over seeds"
+                          + (" (paper's Table 7 in brackets)" if paper else "")
+                          + "; baseline / best: pooled balanced accuracy %")
+        if paper and set(names) == set(DATASETS):
+            print("paper, mean over the seven: " + ", ".join(f"{s} {v:.2f}" for s, v in PAPER_MEAN.items()))
+    print_table(_table3(args, rows, names), ["model", "method", "regret IQR", "W/T/L", "Wilcoxon stat, p"],
+                title="Against the default, across datasets (as Table 3; the paper's values in brackets: "
+                      "seven datasets, p = 3, T = 100, IID)")
     write_runs(args, rows)
-    plot_boxes(args, "flora_regret", {s: [r[s] for r in rows] for s in _methods(args)},
-               ylabel="relative regret", title="FLoRA, HGB: relative regret per surface")
+    for model in args.models:
+        plot_boxes(args, f"flora_regret_{model}",
+                   {m: [r["regret"] for r in rows if r["model"] == model and r["method"] == m] for m in methods},
+                   ylabel="relative regret (1 = default)",
+                   title=f"FLoRA protocol, {model}, {args.split}: regret per run")
+
+
+def _table3(args, rows, names) -> list[dict]:
+    """Table 3's rows: one per model and method, then "overall" across models."""
+    out = []
+    groups = [(m, [m]) for m in args.models] + ([("overall", args.models)] if len(args.models) > 1 else [])
+    for label, models in groups:
+        for method in _methods(args):
+            regrets = [_mean_regret(rows, model=m, dataset=n, method=method) for m in models for n in names]
+            c = compare_to_baseline(regrets)
+            ref = PAPER_TABLE3.get(label, {}).get(method) if args.split == "iid" else None
+            out.append({"model": label, "method": method,
+                        "regret IQR": f"[{c['q1']:.2f}, {c['median']:.2f}, {c['q3']:.2f}]",
+                        "W/T/L": f"{c['wins']}/{c['ties']}/{c['losses']}" + (f" ({ref[0]})" if ref else ""),
+                        "Wilcoxon stat, p": f"{c['statistic']:g}, {c['pvalue']:.4f}"
+                                            + (f" ({ref[1]}, {ref[2]:.4f})" if ref else "")})
+    return out
