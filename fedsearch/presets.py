@@ -10,6 +10,10 @@
 ``default`` is the single-shot baseline (the configuration every relative regret is measured
 against); it is a parameter dict for ``estimator.set_params``, not necessarily a point of
 ``space``: HGB's ``l2_regularization=0`` lies outside the log-scaled range ``[1e-4, 1]``.
+
+``get(name, scaled=True)`` puts a ``StandardScaler`` in front (a Pipeline; the space and the
+default get the step's prefix, e.g. ``svc__C``): each party then standardises its own data
+inside every fit, which the RBF kernel and the MLP need on features of unequal scales.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sklearn.base import BaseEstimator
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from .space import SearchSpace
 
@@ -31,7 +37,7 @@ class Preset(NamedTuple):
     default: dict
 
 
-def _hgb() -> Preset:
+def _hgb() -> tuple:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     # App. D.2.1
@@ -45,10 +51,10 @@ def _hgb() -> Preset:
     # default). 0 is outside the log range of the space, which is fine: the baseline is only
     # ever used through set_params, never mapped to the unit cube.
     default = {"max_iter": 100, "learning_rate": 0.1, "min_samples_leaf": 20, "l2_regularization": 0.0}
-    return Preset(HistGradientBoostingClassifier(), SearchSpace.from_api_config(api_config), default)
+    return HistGradientBoostingClassifier(), api_config, default
 
 
-def _svc() -> Preset:
+def _svc() -> tuple:
     from sklearn.svm import SVC
 
     # App. D.2.2; the baseline is Auto-sklearn's default
@@ -58,10 +64,10 @@ def _svc() -> Preset:
         "tol": {"type": "real", "space": "log", "range": (1e-5, 1e-1)},
     }
     default = {"C": 1.0, "gamma": 0.1, "tol": 1e-3}
-    return Preset(SVC(kernel="rbf"), SearchSpace.from_api_config(api_config), default)
+    return SVC(kernel="rbf"), api_config, default
 
 
-def _mlp() -> Preset:
+def _mlp() -> tuple:
     from sklearn.neural_network import MLPClassifier
 
     # App. D.2.3: searched parameters, and the remaining ones fixed at Auto-sklearn's values
@@ -75,7 +81,7 @@ def _mlp() -> Preset:
         solver="adam", activation="relu", early_stopping=True, shuffle=True, batch_size="auto",
         tol=1e-4, validation_fraction=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8,
     )
-    return Preset(estimator, SearchSpace.from_api_config(api_config), default)
+    return estimator, api_config, default
 
 
 _PRESETS = {"hgb": _hgb, "svc": _svc, "mlp": _mlp}
@@ -86,13 +92,16 @@ def names() -> list[str]:
     return sorted(_PRESETS)
 
 
-def get(name: str) -> Preset:
+def get(name: str, *, scaled: bool = False) -> Preset:
     """A fresh preset: ``(estimator, space, default)`` for ``"hgb"``, ``"svc"`` or ``"mlp"``.
 
     Parameters
     ----------
     name : {"hgb", "svc", "mlp"}
         HistGradientBoostingClassifier, SVC with the RBF kernel, or MLPClassifier (adam).
+    scaled : bool, default=False
+        Put a ``StandardScaler`` in front: the estimator is a Pipeline, and the names of the
+        space and of the default carry the model step's prefix (``"svc__C"``).
 
     Returns
     -------
@@ -106,7 +115,16 @@ def get(name: str) -> Preset:
     >>> estimator, space, default = presets.get("svc")
     >>> estimator.kernel, default["C"], space.n_dims
     ('rbf', 1.0, 3)
+    >>> estimator, space, default = presets.get("svc", scaled=True)
+    >>> list(estimator.named_steps), space.param_names, default["svc__C"]
+    (['standardscaler', 'svc'], ['svc__C', 'svc__gamma', 'svc__tol'], 1.0)
     """
     if name not in _PRESETS:
         raise ValueError(f"Unknown preset {name!r}; choose one of {names()}.")
-    return _PRESETS[name]()
+    estimator, api_config, default = _PRESETS[name]()
+    if scaled:
+        estimator = make_pipeline(StandardScaler(), estimator)
+        prefix = f"{estimator.steps[-1][0]}__"
+        api_config = {prefix + k: v for k, v in api_config.items()}
+        default = {prefix + k: v for k, v in default.items()}
+    return Preset(estimator, SearchSpace.from_api_config(api_config), default)

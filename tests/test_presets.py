@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer
+from sklearn.model_selection import cross_val_score
 
 from fedsearch import presets
 
@@ -49,14 +51,28 @@ def test_mlp_space_default_and_fixed_settings():
     assert {k: params[k] for k in fixed} == fixed
 
 
+@pytest.mark.parametrize("scaled", [False, True])
 @pytest.mark.parametrize("name", ["hgb", "svc", "mlp"])
-def test_default_and_space_points_are_accepted_by_the_estimator(name, cancer):
-    estimator, space, default = presets.get(name)
+def test_default_and_space_points_are_accepted_by_the_estimator(name, scaled, cancer):
+    estimator, space, default = presets.get(name, scaled=scaled)
     X, y = cancer
     clone(estimator).set_params(**default)
     est = clone(estimator).set_params(**space.to_params(np.full(space.n_dims, 0.2)))
     if name == "hgb":  # the cheapest to fit for real
-        est.set_params(max_iter=10).fit(X, y)
+        est.set_params(**{k: 10 for k in est.get_params() if k.endswith("max_iter")}).fit(X, y)
+
+
+def test_scaled_preset_standardises_inside_each_fit():
+    X, y = load_breast_cancer(return_X_y=True)  # raw: feature scales from 1e-3 to 1e3
+    raw, _, default = presets.get("svc")
+    scaled, space, scaled_default = presets.get("svc", scaled=True)
+    assert scaled_default == {f"svc__{k}": v for k, v in default.items()}
+    assert space.param_names == ["svc__C", "svc__gamma", "svc__tol"]
+    # the RBF baseline on raw features of unequal scales barely beats the majority class (0.63);
+    # standardised (inside each fold), it learns
+    raw_acc = cross_val_score(clone(raw).set_params(**default), X, y, cv=3).mean()
+    scaled_acc = cross_val_score(clone(scaled).set_params(**scaled_default), X, y, cv=3).mean()
+    assert raw_acc < 0.7 and scaled_acc > 0.9
 
 
 def test_presets_are_fresh_and_names():
