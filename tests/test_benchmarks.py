@@ -81,6 +81,7 @@ def test_plots_written_with_matplotlib(tmp_path):
     x = np.arange(5)
     assert _common.plot_curves(args, "c", {"a": (x, np.vstack([x, x + 1.0]))}, xlabel="t", ylabel="r").is_file()
     assert _common.plot_bars(args, "b", ["m1", "m2"], {"wall": [1.0, 2.0]}, ylabel="s").is_file()
+    assert _common.plot_boxes(args, "x", {"a": [0.5, np.nan, 2.0]}, ylabel="r", reference=(1.0, "default")).is_file()
 
 
 @pytest.mark.skipif(not (default_data_dir() / "heart_statlog.csv.gz").is_file(),

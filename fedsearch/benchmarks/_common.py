@@ -250,14 +250,21 @@ def plot_curves(args, name: str, curves: dict, *, xlabel: str, ylabel: str, titl
     return _save(plt, fig, args, name)
 
 
-def plot_boxes(args, name: str, groups: dict, *, ylabel: str, title: str = "") -> Path | None:
-    """Box plot, e.g. relative regret per surface: ``groups`` maps a label to its values."""
+def plot_boxes(args, name: str, groups: dict, *, ylabel: str, title: str = "",
+               reference: tuple | None = None) -> Path | None:
+    """Box plot, e.g. relative regret per surface: ``groups`` maps a label to its values.
+
+    ``reference=(value, label)`` draws a dashed horizontal line, e.g. the baseline's regret 1.
+    """
     plt = _figure(args)
     if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(max(4, 1 + 0.9 * len(groups)), 4))
     values = [np.asarray(v, dtype=float)[np.isfinite(np.asarray(v, dtype=float))] for v in groups.values()]
     ax.boxplot(values)
+    if reference is not None:
+        ax.axhline(reference[0], color="grey", linestyle="--", linewidth=1, label=reference[1])
+        ax.legend(loc="best", fontsize="small")
     ax.set_xticks(range(1, len(groups) + 1), list(groups), rotation=30, ha="right")
     ax.set(ylabel=ylabel, title=title)
     return _save(plt, fig, args, name)

@@ -301,7 +301,7 @@ def _report(args, rows: list[dict], names) -> None:
     for model in args.models:
         plot_boxes(args, f"flora_regret_{model}",
                    {m: [r["regret"] for r in rows if r["model"] == model and r["method"] == m] for m in methods},
-                   ylabel="relative regret (1 = default)",
+                   ylabel="relative regret", reference=(1.0, "default configuration"),
                    title=f"FLoRA protocol, {model}, {args.split}: regret per run")
 
 
