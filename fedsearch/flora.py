@@ -171,8 +171,7 @@ def _reply_local_search(party: Party, task: LocalSearchTask, outputs: list) -> L
     fill = np.nan if party.error_score == "raise" else float(party.error_score)
     rows = []
     for u, results, repeated in out.trials:
-        summary = party._summarise(party.space.to_params(u), results)  # raises for error_score="raise"
-        party._cache.setdefault(party._key(u), summary)  # the validation round may reuse it
+        summary = party.record_results(u, results)  # the validation round may reuse it
         rows.append((u, summary, repeated))
     n = len(rows)
     scores = np.array([r["test"][party.objective] if r["test"] is not None else fill for _, r, _ in rows])

@@ -174,6 +174,18 @@ class Party(BaseParty):
                 "fit_time": float(np.mean([r.fit_time for r in results])),
                 "score_time": float(np.mean([r.score_time for r in results]))}
 
+    def record_results(self, point: np.ndarray, results: list[_FoldResult]) -> dict:
+        """Summarise the fold results of the configuration at ``point`` and remember them.
+
+        For task kinds that fit configurations in their own loop (FLoRA's local search): the
+        summary (mean and std of each metric over the folds, or the first failure) is returned,
+        and a later evaluation task asking for the same configuration is answered from it
+        without refitting. Raises the fold's error when ``error_score="raise"``.
+        """
+        summary = self._summarise(self.space.to_params(point), results)
+        self._cache.setdefault(self._key(point), summary)
+        return summary
+
     def _reply_evaluate(self, task: EvaluateTask, outputs: list[_FoldResult]) -> EvaluateReply:
         k = self.n_splits
         fresh = {}
