@@ -245,3 +245,16 @@ def test_local_search_task_is_validated_by_the_party():
         party.units(LocalSearchTask(5, n_best=0))
     with pytest.raises(ValueError, match="does not know the local search 'tpe'"):
         party.units(LocalSearchTask(5, method="tpe"))
+
+
+def test_local_search_fits_are_reused_by_a_later_evaluation_of_the_same_point():
+    space = SearchSpace(SPACE)
+    party = Party(0, *party_data(0.2, 1.0), estimator=Offset(), space=space, cv=2,
+                  scoring="neg_mean_squared_error")
+    task = LocalSearchTask(3, method="random", seed=0)
+    reply = party.reply(task, [unit.func(*unit.args) for unit in party.units(task)])
+    evaluate = EvaluateTask(np.asarray(reply.points)[:1])
+    assert party.units(evaluate) == []  # nothing to refit: record_results cached the fold results
+    again = party.reply(evaluate, [])
+    assert again.cached.all()
+    assert again.scores[0] == pytest.approx(reply.scores[0])
