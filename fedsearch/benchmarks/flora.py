@@ -121,7 +121,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--central-search", default="bo",
                         help="optimiser of the centralised search that gives a* (default bo)")
     parser.add_argument("--competitors", nargs="*", default=list(COMPETITORS), choices=COMPETITORS,
-                        help="searches at equal party budget to run beside FLoRA (default: all)")
+                        help="searches at equal party budget to run beside FLoRA (default: all; "
+                             "the bare option runs FLoRA alone)")
 
 
 def _pooled_score(estimator, params, X, y, folds, n_jobs) -> float:
