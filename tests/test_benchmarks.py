@@ -107,3 +107,13 @@ def test_flora_suite_tiny_run_records_every_method_against_one_baseline(tmp_path
     assert by["random"]["n_configurations"] == "3" and 1 <= int(by["alone"]["n_configurations"]) <= 3
     assert int(by["fedpne"]["bytes"]) > 0 and int(by["alone"]["rounds"]) == 1
     assert "W/T/L" in out and "Wilcoxon" in out
+
+
+def test_personal_suite_without_pyxab_reports_hct_as_unavailable(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "PyXAB.algos.HCT", None)
+    status = main(["personal", "--part", "synthetic", "--objectives", "garland", "--n-iter", "20",
+                   "--parties", "2", "--seeds", "0", "--deltas", "0.01"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    hct = next(line for line in out.splitlines() if line.split()[1:2] == ["hct"])
+    assert "pip install 'fedsearch[bandits]'" in hct and "random" in out

@@ -36,6 +36,7 @@ __all__ = [
     "find_estimator",
     "search_record",
     "unavailable_record",
+    "pyxab_hct",
     "print_table",
     "write_runs",
     "plot_curves",
@@ -107,6 +108,13 @@ def search_record(search, **fields) -> dict:
 def unavailable_record(reason: str, **fields) -> dict:
     """The record of a run that cannot happen (yet): ``fields`` and a ``status`` saying why."""
     return {**fields, "status": f"not available yet: {reason}"}
+
+
+def pyxab_hct():
+    """PyXAB's HCT and binary partition (the papers' baseline), or ImportError naming the extra."""
+    hct = import_optional("PyXAB.algos.HCT", "bandits", "The HCT baseline")
+    partition = import_optional("PyXAB.partition.BinaryPartition", "bandits", "The HCT baseline")
+    return hct.HCT, partition.BinaryPartition
 
 
 # --------------------------------------------------------------------------- printing

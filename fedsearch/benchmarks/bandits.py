@@ -24,9 +24,8 @@ import time
 import numpy as np
 
 from .. import synthetic
-from .._optional import import_optional
 from ..simulate import simulate
-from ._common import plot_curves, print_table, seeds, write_runs
+from ._common import plot_curves, print_table, pyxab_hct, seeds, write_runs
 
 PARTS = ("a", "b", "c", "e")
 OBJECTIVES_A = ("garland", "double_sine")
@@ -65,13 +64,6 @@ def _checkpoints(n_iter: int) -> list[int]:
     return sorted({max(1, n_iter // 10), max(1, n_iter // 2), n_iter})
 
 
-def _pyxab_hct():
-    """PyXAB's HCT and binary partition (the papers' baseline), or ImportError naming the extra."""
-    hct = import_optional("PyXAB.algos.HCT", "bandits", "The HCT baseline")
-    partition = import_optional("PyXAB.partition.BinaryPartition", "bandits", "The HCT baseline")
-    return hct.HCT, partition.BinaryPartition
-
-
 def _hct_curve(pyxab, objective, n_iter: int, noise_std: float, seed: int) -> np.ndarray:
     """Cumulative regret of PyXAB's HCT on ``objective`` after each of ``n_iter`` pulls."""
     hct, partition = pyxab
@@ -103,7 +95,7 @@ def _summary(rows, keys, value):
 def part_a(args, s, runs) -> None:
     T, M, sigma = s["n_iter"], args.parties, args.noise_std
     try:
-        pyxab = _pyxab_hct()
+        pyxab = pyxab_hct()
     except ImportError as exc:
         pyxab = None
         print(f"(a) HCT rows skipped: {exc}")

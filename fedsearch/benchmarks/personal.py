@@ -38,7 +38,7 @@ from ..simulate import simulate
 from ..strategies.fedpne import FedPNEStrategy
 from ..strategies.pfpne import PFPNEStrategy
 from ..synthetic import garland, himmelblau, make_parties, rastrigin
-from ._common import plot_curves, print_table, unavailable_record, write_runs
+from ._common import plot_curves, print_table, pyxab_hct, unavailable_record, write_runs
 from .landmine import SPACE, _split
 
 OBJECTIVES = {"garland": garland, "himmelblau": himmelblau, "rastrigin": lambda: rastrigin(10)}
@@ -80,9 +80,7 @@ def _hct_regrets(parties, n_iter: int, seed: int) -> tuple[list[np.ndarray], lis
     """Per-party HCT (PyXAB, the paper's constants ``nu = 1, rho = 0.5, c = 0.1, delta = 0.01``)
     on each party's noisy local objective, no communication: each party's instantaneous regrets,
     and the regret of its final point (PyXAB's ``get_last_point``)."""
-    from PyXAB.algos.HCT import HCT
-    from PyXAB.partition.BinaryPartition import BinaryPartition
-
+    HCT, BinaryPartition = pyxab_hct()
     out, final = [], []
     legacy = np.random.get_state()  # PyXAB's partition draws split dimensions from the global RNG
     try:
@@ -114,8 +112,8 @@ def _synthetic_run(args, name, method, delta, seed, n_iter) -> tuple[dict, np.nd
     if method == "hct":
         try:
             regrets, final = _hct_regrets(parties, n_iter, seed)
-        except ImportError:
-            return unavailable_record(label, "PyXAB is not installed (pip install PyXAB)", **base), None
+        except ImportError as exc:
+            return unavailable_record(str(exc), **base), None
         curve = np.cumsum(np.mean(regrets, axis=0))
         return {**base, "local_regret": float(curve[-1]), "simple_local_regret": float(np.mean(final)),
                 "rounds": 0, "communicating_rounds": 0, "bytes": 0, "wall": time.perf_counter() - t0,
