@@ -125,28 +125,6 @@ def add_arguments(parser) -> None:
                              "the bare option runs FLoRA alone)")
 
 
-def _pooled_score(estimator, params, X, y, folds, n_jobs) -> float:
-    """k-fold CV balanced accuracy on the pooled data: the emulated final federated training."""
-    est = clone(estimator).set_params(**params)
-    return float(cross_val_score(est, X, y, cv=folds, scoring="balanced_accuracy", n_jobs=n_jobs).mean())
-
-
-def _centralised_best(estimator, space, X, y, folds, n_iter, method, n_jobs) -> tuple[float, dict]:
-    """``a*``: the best score of a centralised search of ``n_iter`` configurations (seed 0)."""
-    searcher = make_local_search(method, space, seed=0)
-    best = (-np.inf, None)
-    for _ in range(n_iter):
-        u = searcher.ask()
-        try:
-            score = _pooled_score(estimator, space.to_params(u), X, y, folds, n_jobs)
-        except ValueError:
-            score = np.nan
-        searcher.tell(u, score)
-        if score > best[0]:
-            best = (score, space.to_params(u))
-    return best
-
-
 def _competitor(name, estimator, space, n_iter, cv, seed, n_jobs, flora):
     """The search of competitor ``name``, unfitted (``alone``: its final federated round)."""
     common = dict(scoring="balanced_accuracy", refit=False, cv=cv, random_state=seed, n_jobs=n_jobs)
@@ -204,17 +182,34 @@ def _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space, X, 
 
 
 class _PooledScores:
-    """The pooled k-fold score of a configuration, computed once per model and dataset."""
+    """k-fold CV balanced accuracy on the pooled data (the emulated final federated training).
 
-    def __init__(self, estimator, X, y, folds, n_jobs):
+    Each configuration is scored once per model and dataset. ``baseline`` is ``b``, the default
+    configuration's score; ``best`` is ``a*``, the best score of a centralised search of
+    ``n_iter`` configurations with the local optimiser ``method`` (seed 0).
+    """
+
+    def __init__(self, estimator, X, y, folds, n_jobs, *, default, space, n_iter, method):
         self.estimator, self.X, self.y, self.folds, self.n_jobs = estimator, X, y, folds, n_jobs
         self._cache = {}
-        self.baseline = self.best = None
+        self.baseline = self(default)
+        searcher = make_local_search(method, space, seed=0)
+        self.best = -np.inf
+        for _ in range(n_iter):
+            u = searcher.ask()
+            score = self(space.to_params(u))
+            searcher.tell(u, score)
+            self.best = max(self.best, score)  # a NaN (every fold failed) never wins
 
     def __call__(self, params) -> float:
         key = repr(sorted(params.items()))
         if key not in self._cache:
-            self._cache[key] = _pooled_score(self.estimator, params, self.X, self.y, self.folds, self.n_jobs)
+            est = clone(self.estimator).set_params(**params)
+            try:
+                self._cache[key] = float(cross_val_score(est, self.X, self.y, cv=self.folds, n_jobs=self.n_jobs,
+                                                         scoring="balanced_accuracy").mean())
+            except ValueError:  # every fold failed
+                self._cache[key] = float("nan")
         return self._cache[key]
 
 
@@ -241,10 +236,8 @@ def run(args) -> None:
                 data = load_benchmark(name, args.data_dir)
                 X, y = data.data, data.target
                 pooled = _PooledScores(estimator, X, y, StratifiedKFold(k, shuffle=True, random_state=0),
-                                       args.n_jobs)
-                pooled.baseline = pooled(default)
-                pooled.best, _ = _centralised_best(estimator, space, X, y, pooled.folds, n_iter,
-                                                   args.central_search, args.n_jobs)
+                                       args.n_jobs, default=default, space=space, n_iter=n_iter,
+                                       method=args.central_search)
                 print(f"{model} {name}: baseline {100 * pooled.baseline:.2f}, centralised best "
                       f"{100 * pooled.best:.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
                 for seed in run_seeds:
