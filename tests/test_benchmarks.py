@@ -117,3 +117,18 @@ def test_personal_suite_without_pyxab_reports_hct_as_unavailable(monkeypatch, ca
     assert status == 0, out
     hct = next(line for line in out.splitlines() if line.split()[1:2] == ["hct"])
     assert "pip install 'fedsearch[bandits]'" in hct and "random" in out
+
+
+@pytest.mark.skipif(not (default_data_dir() / "heart_statlog.csv.gz").is_file(),
+                    reason="benchmark files of ../shared/data are absent")
+def test_flora_suite_records_a_split_that_cannot_run_and_goes_on(tmp_path, capsys):
+    # Dirichlet(0.01) label skew leaves a party with one class: that seed is a failed record
+    status = main(["flora", "--datasets", "heart_statlog", "--n-iter", "2", "--folds", "2", "--seeds", "0",
+                   "--split", "label_skew", "--alpha", "0.01", "--competitors", "--n-jobs", "1",
+                   "--output", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    with open(tmp_path / "flora.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["seed"], r["status"][:7]) for r in rows] == [("0", "failed:")]
+    assert "only one class" in rows[0]["status"] and "seed 0: no run" in out

@@ -242,8 +242,14 @@ def run(args) -> None:
                       f"{100 * pooled.best:.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
                 for seed in run_seeds:
                     t0 = time.perf_counter()
-                    runs = _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space,
-                                              X, y, pooled)
+                    try:
+                        runs = _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space,
+                                                  X, y, pooled)
+                    except ValueError as exc:  # e.g. a skewed split left a party with one class
+                        rows.append({"model": model, "dataset": name, "split": args.split, "seed": seed,
+                                     "method": "-", "status": f"failed: {exc}"})
+                        print(f"  seed {seed}: no run, {exc}", flush=True)
+                        continue
                     rows.extend(runs)
                     print(f"  seed {seed}: gamma_p {runs[0]['gamma']:.3f}, regret "
                           + ", ".join(f"{r['method']} {r['regret']:.2f}" for r in runs)
@@ -266,7 +272,10 @@ def _report(args, rows: list[dict], names) -> None:
         paper = PAPER_TABLES[model] if args.split == "iid" else {}
         table = []
         for name in names:
-            runs = [r for r in rows if r["model"] == model and r["dataset"] == name]
+            runs = [r for r in rows if r["model"] == model and r["dataset"] == name and r["status"] == "ok"]
+            if not runs:
+                table.append({"dataset": name, "seeds": 0})
+                continue
             line = {"dataset": name, "seeds": len({r["seed"] for r in runs}),
                     "baseline": 100 * runs[0]["baseline"], "best": 100 * runs[0]["best"],
                     "gamma_p": float(np.mean([r["gamma"] for r in runs]))}
