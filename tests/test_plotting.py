@@ -155,7 +155,7 @@ def test_metric_is_checked_and_defaults_to_refit(parties):
 def test_loss_surface_1d_slice_draws_each_surface_and_the_uploads(flora):
     display = LossSurfaceDisplay.from_search(flora, "C", resolution=50)
     space = flora._get_space()
-    center = space.to_unit(flora.best_params_)
+    center = space.to_unit(flora.surface_params_[flora.surface])
     grid = np.linspace(0, 1, 50)
     points = np.tile(center, (50, 1))
     points[:, 0] = grid

@@ -36,9 +36,9 @@ class LossSurfaceDisplay:
 
     FLoRA models the loss ``1 - score`` on the unit cube, where each parameter is on the scale
     of its distribution (a ``loguniform`` parameter on its log scale, a list of values as equal
-    bins). The slice passes through the search's best configuration: the shown parameters vary,
-    the others stay at their best values. The axes are in those unit-cube coordinates, labelled
-    with the parameter values.
+    bins). The slice passes through the search's recommendation (the arg-min of its
+    ``surface``): the shown parameters vary, the others stay at their recommended values. The
+    axes are in those unit-cube coordinates, labelled with the parameter values.
 
     A 1-D slice draws every requested surface as a line (SGM, SGM+U, APLM, MPLM) with the
     pairs each party uploaded, ``(value, loss)``, as points. A 2-D slice draws one surface as
@@ -158,7 +158,7 @@ class LossSurfaceDisplay:
         resolution = (200 if len(params) == 1 else 40) if resolution is None else int(resolution)
 
         idx = [names.index(p) for p in params]
-        center = space.to_unit(search.best_params_)
+        center = space.to_unit(search.surface_params_[search.surface])
         grid = [np.linspace(0.0, 1.0, resolution) for _ in idx]
         mesh = np.meshgrid(*grid)  # 2-D: shape (len(grid[1]), len(grid[0]))
         points = np.tile(center, (mesh[0].size, 1))
