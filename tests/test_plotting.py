@@ -111,6 +111,21 @@ def test_progress_without_parties_and_on_given_axes(grid):
     assert again.ax_ is not ax and again.line_.get_ydata().tolist() == display.best_scores.tolist()
 
 
+def test_every_scored_configuration_is_placed_in_its_round(grid, fedpne, flora, parties):
+    from fedsearch import LevelOrderSearchCV, PFPNESearchCV
+    from fedsearch.plotting._progress import evaluations
+
+    X, y, site = parties
+    others = [cls(LogisticRegression(), {"C": loguniform(1e-3, 1e1)}, n_iter=8, cv=2, scoring="accuracy",
+                  random_state=0).fit(X, y, parties=site) for cls in (LevelOrderSearchCV, PFPNESearchCV)]
+    for search in [grid, fedpne, flora, *others]:
+        rounds, party, rows = evaluations(search)
+        assert np.all(np.diff(rounds) >= 0) and set(rounds) <= set(search.federation_log_["round"])
+        for p, pid in enumerate(search.party_ids_):
+            scored = np.flatnonzero(np.isfinite(search.cv_results_[f"party_{pid}_test_score"]))
+            assert set(rows[party == p]) == set(scored), type(search).__name__
+
+
 # --------------------------------------------------------------------------- party scores
 def test_party_scores_draws_every_party_score_in_federated_order(grid):
     federated, party = _columns(grid)
