@@ -87,6 +87,7 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "min_reported_time": 1,
     "within_subsection_order": "FileNameSortKey",
+    "capture_repr": ("_repr_html_",),  # tables as HTML; no reprs of artists or displays
 }
 
 # --------------------------------------------------------------------------- HTML

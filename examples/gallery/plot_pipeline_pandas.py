@@ -61,4 +61,4 @@ print(search.best_params_, round(search.best_score_, 3))
 # --------------------------------------
 # It was fitted on DataFrames, so it predicts from a DataFrame with the same columns.
 print(search.feature_names_in_)
-search.predict_proba(Xs["lille"].head())[:, 1].round(3)
+print(search.predict_proba(Xs["lille"].head())[:, 1].round(3))
