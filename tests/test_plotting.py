@@ -218,28 +218,28 @@ def test_loss_surface_needs_flora(grid):
 # --------------------------------------------------------------------------- regret
 @pytest.fixture(scope="module")
 def traces():
-    from fedsearch.simulate import simulate
-    from fedsearch.synthetic import garland, make_parties
+    from fedsearch.research.simulate import simulate
+    from fedsearch.research.synthetic import garland, make_parties
 
     parties = make_parties(garland(), n_parties=3, kind="perturb", random_state=0)
-    return {name: simulate(name, parties, n_iter=40, random_state=0) for name in ("random", "fed-pne")}
+    return {name: simulate(name, parties, n_iter=40, random_state=0) for name in ("random", "fedpne")}
 
 
 def test_regret_draws_one_labelled_curve_per_trace(traces):
     display = RegretDisplay.from_trace(traces)
-    assert list(display.lines_) == ["random", "fed-pne"]
+    assert list(display.lines_) == ["random", "fedpne"]
     for name, line in display.lines_.items():
         assert line.get_xdata().tolist() == list(range(1, 41))
         assert np.allclose(line.get_ydata(), traces[name].cumulative_regret(curve=True))
         assert line.get_label() == name
-    assert [t.get_text() for t in display.ax_.get_legend().get_texts()] == ["random", "fed-pne"]
+    assert [t.get_text() for t in display.ax_.get_legend().get_texts()] == ["random", "fedpne"]
 
 
 def test_regret_adds_runs_to_an_axes_and_measures_local_regret(traces):
     first = RegretDisplay.from_trace(traces["random"], name="random", kind="local")
-    second = RegretDisplay.from_trace(traces["fed-pne"], name="fed-pne", kind="local", ax=first.ax_)
+    second = RegretDisplay.from_trace(traces["fedpne"], name="fedpne", kind="local", ax=first.ax_)
     assert len(first.ax_.get_lines()) == 2 and second.figure_ is first.figure_
-    assert np.allclose(second.lines_["fed-pne"].get_ydata(), traces["fed-pne"].cumulative_regret("local", curve=True))
+    assert np.allclose(second.lines_["fedpne"].get_ydata(), traces["fedpne"].cumulative_regret("local", curve=True))
     unnamed = RegretDisplay.from_trace(traces["random"])
     assert unnamed.ax_.get_legend() is None
     with pytest.raises(ValueError, match="Give 'name' for a single trace only"):

@@ -4,7 +4,8 @@ PF-PNE: a configuration for each party
 
 When the parties' data differ, the configuration that is best for the federation may be poor
 for one of them. :class:`~fedsearch.PFPNESearchCV` (Li et al.) collaborates while the parties
-agree (down to the depth set by ``delta``), then lets each party continue alone on its own
+agree (down to the depth set by ``gap``, a bound on how far a party's best score may lie from
+the federation's), then lets each party continue alone on its own
 data. ``best_params_per_party_`` holds each party's configuration and ``personal_results_``
 compares it with the federation's, on each party's data.
 """
@@ -31,7 +32,7 @@ ys = [y[0::3], y[1::3], y[2::3]]
 
 search = PFPNESearchCV(
     SVC(), {"C": loguniform(1e-2, 1e3), "gamma": loguniform(1e-5, 1)},
-    n_iter=32, delta=0.25, cv=3, scoring="balanced_accuracy", random_state=0,
+    n_iter=32, gap=0.25, cv=3, scoring="balanced_accuracy", random_state=0,
 )
 search.fit({"a": Xs[0], "b": Xs[1], "c": Xs[2]}, {"a": ys[0], "b": ys[1], "c": ys[2]})
 print(f"collaborative rounds: {search.collaborative_rounds_}")

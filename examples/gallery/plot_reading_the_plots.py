@@ -24,8 +24,8 @@ from sklearn.svm import SVC
 
 from fedsearch import FLoRASearchCV, FederatedRandomizedSearchCV
 from fedsearch.plotting import LossSurfaceDisplay, PartyScoresDisplay, RegretDisplay, SearchProgressDisplay
-from fedsearch.simulate import simulate
-from fedsearch.synthetic import garland, make_parties
+from fedsearch.research.simulate import simulate
+from fedsearch.research.synthetic import garland, make_parties
 
 X, y = load_breast_cancer(return_X_y=True)
 rng = np.random.default_rng(0)
@@ -69,12 +69,12 @@ LossSurfaceDisplay.from_search(flora, "svc__gamma")
 # %%
 # RegretDisplay: comparing algorithms on known objectives
 # -------------------------------------------------------
-# On synthetic parties (:mod:`fedsearch.synthetic`) the optimum is known, so regret can be
+# On synthetic parties (:mod:`fedsearch.research.synthetic`) the optimum is known, so regret can be
 # measured: the curve is the average per-party cumulative regret after each evaluation. A
 # curve that flattens has found the optimum's region; a straight line keeps paying the same
 # regret per evaluation (random search).
 parties = make_parties(garland(), n_parties=4, kind="perturb", random_state=0)
-traces = {name: simulate(name, parties, n_iter=256, random_state=0) for name in ("random", "fed-pne", "level-order")}
+traces = {name: simulate(name, parties, n_iter=256, random_state=0) for name in ("random", "fedpne", "levelorder")}
 fig, ax = plt.subplots(figsize=(7, 4))
 RegretDisplay.from_trace(traces, ax=ax)
 ax.set_title("Garland, 4 parties")

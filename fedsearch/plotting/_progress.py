@@ -14,8 +14,8 @@ _XLABELS = {"round": "round", "evaluations": "evaluations (configurations cross-
 def evaluations(search):
     """Every configuration a party cross-validated, in the order of ``search.transcript_``.
 
-    A party evaluates the points of the task it was sent, or, for a reply that carries its own
-    points (FLoRA's local search), the points it uploads. Points are matched to the rows of
+    A party evaluates the points of the task it was sent in the round of its reply, or, for a
+    reply that carries its own points (FLoRA's local search), the points it uploads. Points are matched to the rows of
     ``cv_results_`` by the space's cache key; evaluations outside ``cv_results_`` (PF-PNE's
     personal validation) are left out.
 
@@ -26,17 +26,16 @@ def evaluations(search):
         ``cv_results_``.
     """
     space = search._get_space()
-    key = lambda u: tuple(np.round(space.canonical(u), 12))  # noqa: E731 - ResultsTable's key
-    rows = {key(space.to_unit(params)): i for i, params in enumerate(search.cv_results_["params"])}
+    rows = {space.key(space.to_unit(params)): i for i, params in enumerate(search.cv_results_["params"])}
     party_index = {pid: i for i, pid in enumerate(search.party_ids_)}
     sent, events = {}, []
     for round_, pid, direction, message in search.transcript_:
         if direction == "to_party":
-            sent[pid] = message
+            sent[round_, pid] = message
             continue
-        points = getattr(message, "points", getattr(sent.get(pid), "points", None))
+        points = getattr(message, "points", getattr(sent.get((round_, pid)), "points", None))
         for u in () if points is None else points:
-            row = rows.get(key(u))
+            row = rows.get(space.key(u))
             if row is not None:
                 events.append((round_, party_index[pid], row))
     return tuple(np.array(column, dtype=int) for column in zip(*events)) if events else (np.zeros(0, int),) * 3

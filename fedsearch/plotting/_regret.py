@@ -42,14 +42,14 @@ class RegretDisplay:
     --------
     >>> import matplotlib.pyplot as plt
     >>> from fedsearch.plotting import RegretDisplay
-    >>> from fedsearch.simulate import simulate
-    >>> from fedsearch.synthetic import garland, make_parties
+    >>> from fedsearch.research.simulate import simulate
+    >>> from fedsearch.research.synthetic import garland, make_parties
     >>> parties = make_parties(garland(), n_parties=4, kind="perturb", random_state=0)
     >>> traces = {name: simulate(name, parties, n_iter=64, random_state=0)
-    ...           for name in ("random", "fed-pne")}
+    ...           for name in ("random", "fedpne")}
     >>> display = RegretDisplay.from_trace(traces)
-    >>> sorted(display.lines_), len(display.lines_["fed-pne"].get_ydata())
-    (['fed-pne', 'random'], 64)
+    >>> sorted(display.lines_), len(display.lines_["fedpne"].get_ydata())
+    (['fedpne', 'random'], 64)
     >>> plt.close(display.figure_)
     """
 
@@ -67,7 +67,7 @@ class RegretDisplay:
         Parameters
         ----------
         trace : Trace or dict of str to Trace
-            What :func:`~fedsearch.simulate.simulate` returned (on parties with a known
+            What :func:`~fedsearch.research.simulate.simulate` returned (on parties with a known
             objective), or several such traces by label.
         name : str or None, default=None
             The label of a single trace (None: no label). To add a run to an existing plot,
