@@ -31,20 +31,26 @@ search = FedPNESearchCV(
 )
 search.fit(X, y, parties=site)
 print(f"{search.n_rounds_} rounds, {len(search.cv_results_['params'])} configurations evaluated")
+print(f"{len(search.strategy_.phases_)} phases, then a round in which every party cross-validates the recommendation")
 print({k: round(v, 4) for k, v in search.best_params_.items()}, round(search.best_score_, 3))
 
 # %%
 # Progress round by round
 # -----------------------
-# Each round is one phase. The federation's best score is the best configuration every party
-# has scored by then.
+# Each round but the last is one phase; in the last, every party cross-validates the
+# recommended configuration. The federation's best score is that of the best configuration
+# every party has scored by then (the recommendation need not be the best one seen: Fed-PNE
+# recommends a region of the space, not a lucky point).
 fig, ax = plt.subplots(figsize=(7, 4))
 SearchProgressDisplay.from_search(search, ax=ax)
 ax.set_title("FedPNESearchCV: best accuracy by round")
 
 # %%
-# The server's state
-# ------------------
-# ``strategy_`` is the server-side state machine after the search: its phases, the tree and
-# the surviving regions, for inspection.
-print(type(search.strategy_).__name__)
+# The server's state: one phase per round
+# ---------------------------------------
+# ``strategy_`` is the server-side state machine after the search. Each entry of its
+# ``phases_`` records a phase: the active regions of the tree, how many pulls each party spent
+# on each, and which regions the phase eliminated. The survivors are split for the next phase.
+for phase in search.strategy_.phases_:
+    print(f"round {phase.round}: {len(phase.eliminated)} regions, {int(phase.pulls.sum())} pulls per party, "
+          f"{int(phase.eliminated.sum())} eliminated{' (budget cut the phase short)' if phase.truncated else ''}")

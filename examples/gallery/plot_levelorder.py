@@ -27,7 +27,9 @@ search = LevelOrderSearchCV(
     n_iter=24, cv=3, scoring="accuracy", random_state=0,
 )
 search.fit(X, y, parties=site)
-print(f"{search.n_rounds_} levels, best: {search.best_params_}, accuracy {search.best_score_:.3f}")
+best = search.best_params_
+print(f"{search.n_rounds_} levels; best: learning_rate={best['learning_rate']:.3g}, "
+      f"max_leaf_nodes={best['max_leaf_nodes']}; accuracy {search.best_score_:.3f}")
 
 # %%
 # One round per level
