@@ -13,6 +13,11 @@ def pyplot():
     return import_optional("matplotlib.pyplot", "plot", "fedsearch.plotting")
 
 
+def ticker():
+    """matplotlib's ticker module, imported on first use (the ``plot`` extra)."""
+    return import_optional("matplotlib.ticker", "plot", "fedsearch.plotting")
+
+
 def axes(ax):
     """``(ax, figure)``: ``ax`` itself, or a new figure's single Axes when None."""
     if ax is None:

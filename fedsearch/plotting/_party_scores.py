@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import axes, check_metric, party_scores
+from ._base import axes, check_metric, party_scores, ticker
 
 __all__ = ["PartyScoresDisplay"]
 
@@ -137,5 +137,6 @@ class PartyScoresDisplay:
         (self.line_,) = self.ax_.plot(x, self.federated_scores, color="black", marker="_", markersize=12,
                                       linewidth=1, zorder=4, label="federation")
         self.ax_.set(xlabel="configuration (best federated score first)", ylabel=self.metric)
+        self.ax_.xaxis.set_major_locator(ticker().MaxNLocator(integer=True))
         self.ax_.legend(loc="lower left", fontsize="small")
         return self

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._optional import import_optional
 from ..space import Categorical
-from ._base import axes
+from ._base import axes, ticker
 
 __all__ = ["LossSurfaceDisplay"]
 
@@ -20,13 +19,12 @@ def _ticks(dimension):
     if isinstance(dimension, Categorical):
         k = len(dimension.values)
         return (np.arange(k) + 0.5) / k, [str(v) for v in dimension.values]
-    ticker = import_optional("matplotlib.ticker", "plot", "fedsearch.plotting")
     low, mid, high = (dimension.to_value(u) for u in (0.0, 0.5, 1.0))
     values = []
     if low > 0 and abs(mid - np.sqrt(low * high)) < abs(mid - (low + high) / 2):  # a log scale
-        values = [v for v in ticker.LogLocator(numticks=7).tick_values(low, high) if low <= v <= high]
+        values = [v for v in ticker().LogLocator(numticks=7).tick_values(low, high) if low <= v <= high]
     if len(values) < 3:  # a linear scale, or less than three decades
-        values = ticker.MaxNLocator(nbins=5, integer=dimension.discrete).tick_values(low, high)
+        values = ticker().MaxNLocator(nbins=5, integer=dimension.discrete).tick_values(low, high)
         values = [v for v in values if low <= v <= high]
     return [dimension.to_unit(v) for v in values], [f"{v:g}" for v in values]
 
