@@ -34,8 +34,7 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "results", "auto_examples/*.ipynb", "auto_examples/*.py",
-                    "auto_examples/*.zip", "auto_examples/*.json", "auto_examples/*.md5"]
+exclude_patterns = ["_build", "results"]
 templates_path = ["_templates"]
 
 # --------------------------------------------------------------------------- API pages
@@ -72,14 +71,13 @@ def setup(app):
 
 
 # --------------------------------------------------------------------------- Markdown pages
-myst_heading_anchors = 4
-myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 4  # links such as benchmarks.md#bandits-the-x-armed-synthetic-experiments
 
 # --------------------------------------------------------------------------- the gallery
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples" / "gallery"),
     "gallery_dirs": "auto_examples",
-    "filename_pattern": r"/plot_",  # every example runs; each saves its figures
+    "filename_pattern": r"/plot_",  # every example runs and its figures are kept
     "doc_module": ("fedsearch",),
     "backreferences_dir": "generated/backreferences",
     "reference_url": {"fedsearch": None},
@@ -93,11 +91,10 @@ sphinx_gallery_conf = {
 # --------------------------------------------------------------------------- HTML
 html_theme = "pydata_sphinx_theme"
 html_title = f"fedsearch {release}"
-html_static_path = []
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+    "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version", "theme-version"],
 }
