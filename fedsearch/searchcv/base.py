@@ -194,53 +194,17 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted search.
         """
-        v.validate_params(self)
-        if not hasattr(self.estimator, "fit"):
-            raise TypeError(f"The 'estimator' of {type(self).__name__} must have a fit method. "
-                            f"Got {self.estimator!r}.")
-        space = self._get_space()
-        self._check_param_names(space)
-        names, multimetric = self._metric_names()
-        objective = self._objective(names, multimetric)
-        scorer = self._scorers(names, multimetric)
-        if federation is None:
-            data = split_parties(X, y, parties, groups, fit_params)
-            check_parties(data, self.estimator, self.cv)
-            federation = InProcessFederation(datasets=data, n_jobs=self.n_jobs, verbose=int(self.verbose),
-                                             pre_dispatch=self.pre_dispatch)
-        elif not isinstance(federation, Federation):
-            raise TypeError(f"The 'federation' argument of {type(self).__name__}.fit must be a "
-                            f"fedsearch.federation.Federation or None. Got {federation!r}.")
-        elif X is not None or y is not None or fit_params:
-            raise ValueError(f"{type(self).__name__}.fit got data and a federation: the parties of "
-                             f"{type(federation).__name__} hold their own data; pass X=None, y=None.")
-        self._check_search_params(federation.n_parties)
-        if self.final_fit == "pooled" and self.refit is not False and not federation.can_pool:
-            federation.pool()  # raises: the data cannot be pooled, with the alternatives
-
-        scoring = list(self.scoring) if isinstance(self.scoring, (set, tuple)) else self.scoring
-        ready = federation.setup(SetupTask(
-            estimator=self.estimator, space=space, cv=self.cv, scoring=scoring, objective=objective,
-            error_score=self.error_score, return_train_score=self.return_train_score))
-        failed = {federation.party_ids[p]: r.error for p, r in ready.items() if r.error is not None}
-        if failed:
-            raise ValueError(f"The parties could not be set up: {failed}.")
+        names, multimetric, objective, scorer, space = self._check_search()
+        federation = self._federation(X, y, parties, groups, federation, fit_params)
+        ready = self._setup_parties(federation, space, objective)
         party_ids = list(federation.party_ids)
         weights = np.array([ready[p].n_samples for p in range(len(party_ids))], dtype=float)
         strategy = self._make_strategy(space, len(party_ids), weights, check_random_state(self.random_state))
         table = ResultsTable(space, party_ids, weights, names, self.return_train_score)
 
         t0 = time.perf_counter()
-        loop = run_rounds(strategy, federation, on_round=lambda r, tasks, replies: table.add(tasks, replies))
-        recommended = strategy.recommend()
-        if self._validate_recommendation and not table.complete(recommended):
-            tasks = {p: EvaluateTask(recommended[None, :]) for p in range(len(party_ids))}
-            run_rounds(OneRound(tasks), federation, start=loop.next_round,
-                       on_round=lambda r, tasks, replies: table.add(tasks, replies))
-        elif table.row_of(recommended) is None:
-            table.add_unevaluated(recommended)  # predicted, not measured: NaN scores
+        recommended = self._run_search(strategy, federation, table)
         search_time = time.perf_counter() - t0
-
         results = table.results(self.aggregate)
         self._warn_failures(table, party_ids, results, objective)
 
@@ -255,21 +219,11 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
             "search_time_": search_time,
         }
         if self.refit is not False or not multimetric:
-            if callable(self.refit):
-                best = self.refit(results)
-                if not isinstance(best, numbers.Integral) or not 0 <= best < table.n_rows:
-                    raise TypeError(f"The refit callable must return an int index into cv_results_ "
-                                    f"(0 .. {table.n_rows - 1}). Got {best!r}.")
-                best_index = int(best)
-            else:
-                best_index = table.row_of(recommended)
-                fitted["best_score_"] = float(results[f"mean_test_{objective}"][best_index])
-            fitted["best_index_"] = best_index
-            fitted["best_params_"] = results["params"][best_index]
+            fitted.update(self._select_best(results, table, recommended, objective))
             if self.refit is not False and self.final_fit is not None:
-                point = space.to_unit(fitted["best_params_"])
                 t1 = time.perf_counter()
-                fitted["best_estimator_"] = self._final_fit(point, space, federation, strategy)
+                fitted["best_estimator_"] = self._final_fit(space.to_unit(fitted["best_params_"]), space,
+                                                             federation, strategy)
                 fitted["refit_time_"] = time.perf_counter() - t1
         fitted.update(self._after_search(strategy, federation, space))
         fitted["n_rounds_"] = federation.n_rounds
@@ -280,6 +234,75 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
             delattr(self, key)
         self.__dict__.update(fitted)
         return self
+
+    def _check_search(self):
+        """Validate the parameters before any work: (metric names, multimetric?, objective
+        metric, scorer(s), search space)."""
+        v.validate_params(self)
+        if not hasattr(self.estimator, "fit"):
+            raise TypeError(f"The 'estimator' of {type(self).__name__} must have a fit method. "
+                            f"Got {self.estimator!r}.")
+        space = self._get_space()
+        self._check_param_names(space)
+        names, multimetric = self._metric_names()
+        return names, multimetric, self._objective(names, multimetric), self._scorers(names, multimetric), space
+
+    def _federation(self, X, y, parties, groups, federation, fit_params):
+        """The transport: the given one, or the parties of ``X, y`` in this process (checked)."""
+        if federation is None:
+            data = split_parties(X, y, parties, groups, fit_params)
+            check_parties(data, self.estimator, self.cv)
+            federation = InProcessFederation(datasets=data, n_jobs=self.n_jobs, verbose=int(self.verbose),
+                                             pre_dispatch=self.pre_dispatch)
+        elif not isinstance(federation, Federation):
+            raise TypeError(f"The 'federation' argument of {type(self).__name__}.fit must be a "
+                            f"fedsearch.federation.Federation or None. Got {federation!r}.")
+        elif X is not None or y is not None or fit_params:
+            raise ValueError(f"{type(self).__name__}.fit got data and a federation: the parties of "
+                             f"{type(federation).__name__} hold their own data; pass X=None, y=None.")
+        self._check_search_params(federation.n_parties)
+        if self.final_fit == "pooled" and self.refit is not False and not federation.can_pool:
+            federation.pool()  # raises: the data cannot be pooled, with the alternatives
+        return federation
+
+    def _setup_parties(self, federation, space, objective) -> dict:
+        """Send every party the search's :class:`SetupTask`; their replies (sizes, splits)."""
+        scoring = list(self.scoring) if isinstance(self.scoring, (set, tuple)) else self.scoring
+        ready = federation.setup(SetupTask(
+            estimator=self.estimator, space=space, cv=self.cv, scoring=scoring, objective=objective,
+            error_score=self.error_score, return_train_score=self.return_train_score))
+        failed = {federation.party_ids[p]: r.error for p, r in ready.items() if r.error is not None}
+        if failed:
+            raise ValueError(f"The parties could not be set up: {failed}.")
+        return ready
+
+    def _run_search(self, strategy, federation, table) -> np.ndarray:
+        """The rounds of ``strategy``, then (if asked) the validation round of its
+        recommendation; every evaluation goes into ``table``. Returns the recommendation."""
+        def record(round_, tasks, replies):
+            table.add(tasks, replies)
+
+        loop = run_rounds(strategy, federation, on_round=record)
+        recommended = strategy.recommend()
+        if self._validate_recommendation and not table.complete(recommended):
+            tasks = {p: EvaluateTask(recommended[None, :]) for p in range(federation.n_parties)}
+            run_rounds(OneRound(tasks), federation, start=loop.next_round, on_round=record)
+        elif table.row_of(recommended) is None:
+            table.add_unevaluated(recommended)  # predicted, not measured: NaN scores
+        return recommended
+
+    def _select_best(self, results, table, recommended, objective) -> dict:
+        """``best_index_``, ``best_params_`` (and ``best_score_``): the recommendation, or the
+        row a ``refit`` callable picks."""
+        if callable(self.refit):
+            best = self.refit(results)
+            if not isinstance(best, numbers.Integral) or not 0 <= best < table.n_rows:
+                raise TypeError(f"The refit callable must return an int index into cv_results_ "
+                                f"(0 .. {table.n_rows - 1}). Got {best!r}.")
+            return {"best_index_": int(best), "best_params_": results["params"][int(best)]}
+        best = table.row_of(recommended)
+        return {"best_index_": best, "best_params_": results["params"][best],
+                "best_score_": float(results[f"mean_test_{objective}"][best])}
 
     def _warn_failures(self, table, party_ids, results, objective) -> None:
         failures = table.failures()

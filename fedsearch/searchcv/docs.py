@@ -10,6 +10,13 @@ import re
 
 __all__ = ["entries", "join", "common_params", "common_attributes"]
 
+_SEARCH_TEXT = """
+    estimator : estimator object
+        The base estimator (a Pipeline works; its parameters are named ``step__param``).
+    param_distributions : dict, list of dicts or SearchSpace
+        Lists of values or frozen ``scipy.stats`` distributions per parameter name.
+"""
+
 _PARAMS_TEXT = """
     scoring : str, callable, list, tuple, set or dict, default=None
         How each party scores a configuration in its own cross-validation, as in
@@ -101,6 +108,8 @@ def entries(text: str) -> dict[str, str]:
     return {part.split(" :")[0].strip(): part.rstrip() + "\n" for part in parts if part.strip()}
 
 
+#: the first entries of a search's Parameters: ``estimator`` and ``param_distributions``
+SEARCH = entries(_SEARCH_TEXT)
 PARAMS = entries(_PARAMS_TEXT)
 ATTRIBUTES = entries(_ATTRIBUTES_TEXT)
 

@@ -26,9 +26,7 @@ class FederatedGridSearchCV(BaseFederatedSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_grid : dict or list of dicts
+""" + docs.join(docs.SEARCH, "estimator") + """    param_grid : dict or list of dicts
         Lists of values per parameter name, as in ``GridSearchCV``.
 """ + docs.common_params() + """
     Attributes
@@ -89,9 +87,7 @@ class FederatedRandomizedSearchCV(BaseFederatedSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_distributions : dict, list of dicts or SearchSpace
+""" + docs.join(docs.SEARCH, "estimator") + """    param_distributions : dict, list of dicts or SearchSpace
         Lists of values or frozen ``scipy.stats`` distributions (``loguniform``, ``randint``,
         ``uniform``...) per parameter name, as in ``RandomizedSearchCV``.
     n_iter : int, default=10

@@ -37,11 +37,7 @@ class FedPNESearchCV(BanditSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_distributions : dict, list of dicts or SearchSpace
-        Lists of values or frozen ``scipy.stats`` distributions per parameter name.
-    n_iter : int, default=100
+""" + docs.join(docs.SEARCH, "estimator", "param_distributions") + """    n_iter : int, default=100
         Cross-validations per party (``T``, the per-party budget; never exceeded). Repeated
         configurations (integer and categorical rounding) are answered from the party's cache.
     nu1 : float, default=1.0

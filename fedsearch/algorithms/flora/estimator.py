@@ -47,9 +47,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_distributions : dict, list of dicts, SearchSpace or api_config dict
+""" + docs.join(docs.SEARCH, "estimator") + """    param_distributions : dict, list of dicts, SearchSpace or api_config dict
         Lists of values or frozen ``scipy.stats`` distributions per parameter name, a
         :class:`SearchSpace`, or the paper's ``api_config`` format
         (``{"C": {"type": "real", "space": "log", "range": (0.01, 1000.0)}}``, App. D.2).

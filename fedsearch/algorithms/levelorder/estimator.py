@@ -27,11 +27,7 @@ class LevelOrderSearchCV(BanditSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_distributions : dict, list of dicts or SearchSpace
-        Lists of values or frozen ``scipy.stats`` distributions per parameter name.
-    n_iter : int, default=100
+""" + docs.join(docs.SEARCH, "estimator", "param_distributions") + """    n_iter : int, default=100
         Evaluations per party (the paper's ``n``; never exceeded). Repeats are cached.
     nu1 : float, default=1.0
         Smoothness constant.

@@ -80,11 +80,7 @@ class PFPNESearchCV(BanditSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_distributions : dict, list of dicts or SearchSpace
-        Lists of values or frozen ``scipy.stats`` distributions per parameter name.
-    n_iter : int, default=100
+""" + docs.join(docs.SEARCH, "estimator", "param_distributions") + """    n_iter : int, default=100
         Cross-validations per party (``T``, the per-party budget; never exceeded). Repeated
         configurations are answered from the party's cache.
     gap : float, default=0.01
