@@ -192,7 +192,7 @@ class EvaluateReply(Reply):
     ----------
     scores : ndarray of shape (n_points,)
         The objective: the party's mean CV score of each point (higher is better), NaN where the
-        evaluation failed and ``error_score`` is NaN.
+        evaluation failed (whatever ``error_score``, which fills ``test_scores``).
     test_scores, train_scores : dict of str to ndarray of shape (n_points,)
         Mean test (train) score of each metric; ``train_scores`` is empty unless asked.
     std_scores : dict of str to ndarray of shape (n_points,)

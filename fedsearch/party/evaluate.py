@@ -54,7 +54,9 @@ def _reply_evaluate(party, task: EvaluateTask, outputs: list) -> EvaluateReply:
                          (fill if part == "test" else np.nan) for r in rows])
 
     test = {m: column("test", m) for m in metrics}
-    scores = test[party.metric].copy()
+    # the objective is NaN where a configuration failed, whatever error_score (which only fills
+    # the test scores of cv_results_): a failure never steers a search towards itself
+    scores = np.where([r["test"] is None for r in rows], np.nan, test[party.metric])
     private = task.noise_std > 0
     if private:
         # DP (DP-Fed-PNE, App. D.2): the party perturbs its own rewards, and releases nothing

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing, indexable
+from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
 
 from ..party.dataset import PartyData, is_per_sample, n_samples
@@ -161,6 +162,9 @@ def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
         if n == 0:
             raise ValueError(f"Party {pid!r} has no samples (0 rows); every party needs data.")
         n_features = _n_features(party.X)
+        if n_features == 0:
+            raise ValueError(f"0 feature(s) (shape=({n}, 0)) while a minimum of 1 is required: X of "
+                             f"party {pid!r} has no columns.")
         if n_features != n_features0:
             raise ValueError(
                 f"Party {pid!r} has {n_features} features but party {first.party_id!r} has "
@@ -178,6 +182,7 @@ def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
                 f"{list(names0)}; all parties must have the same feature names in the same order."
             )
         _check_dtypes(party, first)
+        _check_values(party, estimator)
         y = party.y
         if y is not None:
             y_arr = np.asarray(y)
@@ -190,6 +195,10 @@ def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
                     f"The labels y of party {pid!r} are {_label_kind(y)} but those of party "
                     f"{first.party_id!r} are {label_kind0}; every party must label its samples alike."
                 )
+            target = type_of_target(y_arr) if is_classifier(estimator) else None
+            if target in ("continuous", "continuous-multioutput", "unknown"):
+                raise ValueError(f"Unknown label type: the labels y of party {pid!r} are {target}; a "
+                                 f"classifier needs class labels.")
             if is_classifier(estimator):
                 classes, counts = np.unique(y_arr, return_counts=True) if y_arr.ndim == 1 else (None, None)
                 if classes is not None and len(classes) < 2:
@@ -221,7 +230,7 @@ def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
 
 def _x_type(X) -> str:
     """The kind of container X is (DataFrame, ndarray, sparse matrix, list)."""
-    return "a sparse matrix" if sp.issparse(X) else f"a {type(X).__name__}"
+    return "sparse matrix" if sp.issparse(X) else type(X).__name__
 
 
 def _label_kind(y) -> str | None:
@@ -239,6 +248,31 @@ def _label_kind(y) -> str | None:
     kinds = {"strings" if isinstance(v, str) else "numbers" if isinstance(v, numbers.Number) else
              type(v).__name__ for v in values}
     return " and ".join(sorted(kinds))
+
+
+def _check_values(party, estimator) -> None:
+    """Complex, NaN or infinite features of a numeric party, refused here with a message that
+    holds no value (inside a party's fit the estimator's own message would quote the data)."""
+    if sp.issparse(party.X) and not get_tags(estimator).input_tags.sparse:
+        raise TypeError(f"X of party {party.party_id!r} is a sparse matrix, which "
+                        f"{type(estimator).__name__} does not accept; give dense data.")
+    X = party.X.data if sp.issparse(party.X) else party.X
+    if isinstance(X, np.ndarray) and X.dtype.kind == "O" and not get_tags(estimator).input_tags.string:
+        try:
+            X = X.astype(float)
+        except (TypeError, ValueError):
+            raise TypeError(f"X of party {party.party_id!r} holds objects that are not numbers, which "
+                            f"{type(estimator).__name__} needs (each argument must be a string or a "
+                            f"number).") from None
+    if not isinstance(X, np.ndarray) or X.dtype.kind not in "fc":
+        return
+    if X.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: X of party {party.party_id!r} is complex.")
+    if not get_tags(estimator).input_tags.allow_nan and np.isnan(X).any():
+        raise ValueError(f"Input X of party {party.party_id!r} contains NaN, which "
+                         f"{type(estimator).__name__} does not accept.")
+    if np.isinf(X).any():
+        raise ValueError(f"Input X of party {party.party_id!r} contains infinity.")
 
 
 def _check_dtypes(party, first) -> None:

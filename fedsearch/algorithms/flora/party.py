@@ -89,7 +89,9 @@ def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSea
     return LocalSearchReply(
         points=np.array([rows[i][0] for i in keep]).reshape(len(keep), party.n_dims),
         scores=scores[keep],
-        losses=1.0 - scores[keep],  # the paper's loss: 1 - balanced accuracy (App. D.9)
+        # the paper's loss: 1 - balanced accuracy (App. D.9); NaN for a failed configuration
+        # whatever its error_score, so that no surface takes a failure for a good region
+        losses=np.where([rows[i][1]["test"] is None for i in keep], np.nan, 1.0 - scores[keep]),
         trials=keep.astype(int),
         n_evaluations=n,
         n_failed=int(sum(r["error"] is not None for _, r, _ in rows)),
