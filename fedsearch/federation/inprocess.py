@@ -38,6 +38,11 @@ class InProcessFederation(Federation):
     verbose : int, default=0
         Above 3, the verbosity of joblib's ``Parallel`` (minus 3); the search prints the rest.
     pre_dispatch : int or str, default="2*n_jobs"
+    share_errors : bool, default=False
+        Whether the parties built from ``datasets`` send their full error messages (the
+        parties' own opt-in, see :class:`~fedsearch.party.data.Party`); by default a failure
+        crosses as its kind and exception type, and the message stays in the party's
+        ``errors_`` and log.
 
     Attributes
     ----------
@@ -46,7 +51,7 @@ class InProcessFederation(Federation):
     """
 
     def __init__(self, parties: Sequence | None = None, *, datasets: Sequence | None = None, n_jobs=None,
-                 verbose=0, pre_dispatch="2*n_jobs"):
+                 verbose=0, pre_dispatch="2*n_jobs", share_errors=False):
         if (parties is None) == (datasets is None):
             raise TypeError("InProcessFederation takes either parties or datasets.")
         self.parties = None if parties is None else list(parties)
@@ -55,6 +60,7 @@ class InProcessFederation(Federation):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.pre_dispatch = pre_dispatch
+        self.share_errors = share_errors
         self.compute_time = 0.0
 
     @property
@@ -69,7 +75,7 @@ class InProcessFederation(Federation):
             try:
                 plan.append((p, task, self.parties[p].units(task)))
             except Exception as exc:  # noqa: BLE001 - a task the party refuses is data
-                replies[p] = self._failure(p, exc)
+                replies[p] = self._failure(p, task, exc)
         flat = [u for _, _, units in plan for u in units]
         # the callbacks' leaf tasks are made here, before the work leaves for the workers
         contexts = [self.party_progress[p].child(u.task_name, max_subtasks=u.subtasks)
@@ -85,20 +91,20 @@ class InProcessFederation(Federation):
             try:
                 replies[p] = self.parties[p].reply(task, outs)
             except Exception as exc:  # noqa: BLE001
-                replies[p] = self._failure(p, exc)
+                replies[p] = self._failure(p, task, exc)
         return replies
 
-    def _failure(self, p: int, exc: Exception) -> ErrorReply:
-        """A party that failed a task answers with an error, unless it was told to raise."""
-        if getattr(self.parties[p], "error_score", None) == "raise":
-            raise exc
-        return ErrorReply(error=str(exc), kind=type(exc).__name__)
+    def _failure(self, p: int, task: Task, exc: Exception) -> ErrorReply:
+        """A party that failed a task answers with a data-free error (raised, data-free, when
+        it was told to raise)."""
+        return self.parties[p].task_failed(task, exc)
 
     def _setup(self, tasks: Mapping[int, SetupTask]) -> dict:
         if self.datasets is None:
             raise TypeError("This InProcessFederation was given ready parties; there is nothing to set up.")
         self.parties = [
-            Party.from_setup(d.party_id, d.X, d.y, tasks[p], fit_params=d.fit_params, groups=d.groups)
+            Party.from_setup(d.party_id, d.X, d.y, tasks[p], fit_params=d.fit_params, groups=d.groups,
+                             share_errors=self.share_errors)
             for p, d in enumerate(self.datasets)
         ]
         return {p: self.parties[p].setup_reply() for p in tasks}

@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -31,7 +32,7 @@ from ..messages import EvaluateTask, FitTask, SetupTask
 from ..space import SearchSpace
 from ..strategy import OneRound, Strategy, run_rounds
 from ._checkpoint import Checkpoint
-from ._inputs import check_parties, split_parties
+from ._inputs import check_estimator_params, check_fit_params, check_parties, split_parties
 from ._progress import CallbackSupport, RoundReporter, with_callbacks
 from ._results import ResultsTable
 from .ensemble import PartyEnsemble
@@ -122,6 +123,9 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         """Extra fitted attributes of a subclass, as {name: value}."""
         return {}
 
+    def _check_replies(self, federation: Federation, tasks: dict, replies: dict) -> None:
+        """Extra checks of a subclass on each round's replies (raise to stop the search)."""
+
     # ------------------------------------------------------------------ scoring
     def _metric_names(self):
         """(metric names, multimetric?) of ``scoring``."""
@@ -209,7 +213,8 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         party_ids = list(federation.party_ids)
         weights = np.array([ready[p].n_samples for p in range(len(party_ids))], dtype=float)
         strategy = self._make_strategy(space, len(party_ids), weights, check_random_state(self.random_state))
-        table = ResultsTable(space, party_ids, weights, names, self.return_train_score)
+        table = ResultsTable(space, party_ids, weights, names, self.return_train_score,
+                             [ready[p].n_splits for p in range(len(party_ids))])
 
         checkpoint = self._open_checkpoint(space, federation, ready)
         report = RoundReporter(type(self).__name__, self.verbose, table, ready[0].n_splits, party_ids, objective,
@@ -219,7 +224,7 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         recommended = self._run_search(strategy, federation, table, checkpoint, report, progress)
         search_time = time.perf_counter() - t0
         results = table.results(self.aggregate)
-        self._warn_failures(table, party_ids, results, objective)
+        self._warn_failures(table, party_ids)
 
         fitted = {
             "cv_results_": results,
@@ -257,18 +262,23 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
     def _check_search(self):
         """Validate the parameters before any work: (metric names, multimetric?, objective
         metric, scorer(s), search space)."""
+        if isinstance(self.estimator, type) or not hasattr(self.estimator, "fit") \
+                or not hasattr(self.estimator, "get_params"):
+            shown = (f"the class {self.estimator.__name__} (pass an instance: {self.estimator.__name__}())"
+                     if isinstance(self.estimator, type) else repr(self.estimator))
+            raise TypeError(f"The 'estimator' parameter of {type(self).__name__} must be an estimator "
+                            f"instance (with fit and get_params). Got {shown} instead.")
         v.validate_params(self)
-        if not hasattr(self.estimator, "fit"):
-            raise TypeError(f"The 'estimator' of {type(self).__name__} must have a fit method. "
-                            f"Got {self.estimator!r}.")
         space = self._get_space()
         self._check_param_names(space)
+        check_estimator_params(self.estimator, space, type(self).__name__)
         names, multimetric = self._metric_names()
         return names, multimetric, self._objective(names, multimetric), self._scorers(names, multimetric), space
 
     def _federation(self, X, y, parties, groups, federation, fit_params):
         """The transport: the given one, or the parties of ``X, y`` in this process (checked)."""
         if federation is None:
+            check_fit_params(self.estimator, fit_params, type(self).__name__)
             data = split_parties(X, y, parties, groups, fit_params)
             check_parties(data, self.estimator, self.cv)
             federation = InProcessFederation(datasets=data, n_jobs=self.n_jobs, verbose=int(self.verbose),
@@ -290,7 +300,7 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         ready = federation.setup(SetupTask(
             estimator=self.estimator, space=space, cv=self.cv, scoring=scoring, objective=objective,
             error_score=self.error_score, return_train_score=self.return_train_score))
-        failed = {federation.party_ids[p]: r.error for p, r in ready.items() if r.error is not None}
+        failed = {federation.party_ids[p]: f"{r.kind}: {r.error}" for p, r in ready.items() if r.error is not None}
         if failed:
             raise ValueError(f"The parties could not be set up: {failed}.")
         return ready
@@ -302,6 +312,7 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         replay = checkpoint.rounds if checkpoint is not None else None
 
         def record(round_, tasks, replies):
+            self._check_replies(federation, tasks, replies)
             table.add(tasks, replies)
             report(round_, tasks, replies)
             if checkpoint is not None and round_ not in checkpoint.rounds:
@@ -343,21 +354,32 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
                                 f"(0 .. {table.n_rows - 1}). Got {best!r}.")
             return {"best_index_": int(best), "best_params_": results["params"][int(best)]}
         best = table.row_of(recommended)
+        succeeded = table.succeeded()
+        if not succeeded[best]:
+            # a configuration that failed in any party is never the answer: the best of those
+            # that succeeded in every party is (the strategy's surface or level may point elsewhere)
+            scores = np.where(succeeded, results[f"mean_test_{objective}"], np.nan)
+            best = int(np.nanargmax(scores)) if np.any(np.isfinite(scores)) else int(np.argmax(succeeded))
         return {"best_index_": best, "best_params_": results["params"][best],
                 "best_score_": float(results[f"mean_test_{objective}"][best])}
 
-    def _warn_failures(self, table, party_ids, results, objective) -> None:
+    def _warn_failures(self, table, party_ids) -> None:
+        """Warn of the failed configurations of each party (with what crossed the boundary: the
+        kind and data-free message); raise when no configuration succeeded in every party."""
         failures = table.failures()
         if not failures:
             return
         total = table.n_rows
-        if all(len(failures.get(p, [])) == total for p in range(len(party_ids))):
-            details = "\n".join(f"party {party_ids[p]!r}: {errs[0][1]}" for p, errs in failures.items())
-            raise ValueError(f"All the {total} configurations failed in every party.\n{details}")
+        if not table.succeeded().any():
+            details = "; ".join(f"party {party_ids[p]!r}: {errs[0][1]} ({errs[0][2]})"
+                                for p, errs in failures.items())
+            raise ValueError(f"No configuration succeeded in every party ({total} tried), so there is "
+                             f"nothing to recommend. The first error of each failing party: {details}.")
         for p, errs in failures.items():
             warnings.warn(
                 f"{len(errs)} of {total} configurations failed in party {party_ids[p]!r}; they score "
-                f"error_score={self.error_score!r} there. First error: {errs[0][1]}",
+                f"error_score={self.error_score!r} there and are never recommended. First error "
+                f"({errs[0][1]}): {errs[0][2]}",
                 FitFailedWarning, stacklevel=3,
             )
 
@@ -378,7 +400,7 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         round_ = OneRound(tasks)
         run_rounds(round_, federation, start=federation.next_round)
         replies = round_.replies_
-        failed = {federation.party_ids[p]: r.error for p, r in replies.items() if r.error is not None}
+        failed = {federation.party_ids[p]: f"{r.kind}: {r.error}" for p, r in replies.items() if r.error is not None}
         if failed:
             raise ValueError(f"The final fit failed in parties {failed}.")
         return PartyEnsemble([replies[p].model for p in range(federation.n_parties)],
@@ -464,6 +486,24 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         """Feature names seen by the final model (when fitted on a DataFrame)."""
         self._check_refitted("feature_names_in_")
         return self.best_estimator_.feature_names_in_
+
+    def get_metadata_routing(self):
+        """How the metadata of ``fit`` and ``score`` is routed (as scikit-learn's searches do).
+
+        Returns
+        -------
+        routing : MetadataRouter
+            The routing to the estimator's ``fit``, the scorer(s) and the CV splitter.
+        """
+        router = MetadataRouter(owner=self).add(
+            estimator=self.estimator, method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+        names, multimetric = self._metric_names()
+        scorers = self._scorers(names, multimetric)
+        scorer_mapping = MethodMapping().add(caller="score", callee="score").add(caller="fit", callee="score")
+        for name, scorer in (scorers.items() if multimetric else [("scorer", scorers)]):
+            router.add(**{name if not multimetric else f"scorer_{name}": scorer}, method_mapping=scorer_mapping)
+        router.add(splitter=self.cv, method_mapping=MethodMapping().add(caller="fit", callee="split"))
+        return router
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "cv_results_")

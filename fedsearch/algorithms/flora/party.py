@@ -4,7 +4,6 @@ through the :class:`~fedsearch.party.objective.LocalObjective` protocol."""
 from __future__ import annotations
 
 import numbers
-import traceback
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +19,7 @@ __all__ = ["run_local_search"]
 @dataclass
 class _SearchOutput:
     trials: list  # (canonical point, summary, repeated?)
-    error: str | None = None
+    error: BaseException | None = None
 
 
 def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, seed, progress=None) -> _SearchOutput:
@@ -50,7 +49,7 @@ def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, se
                 break
             searcher.tell(u, np.nan if failed else float(summary["test"][metric]))
     except Exception as exc:  # noqa: BLE001 - a failing search is data, not a crash
-        return _SearchOutput(trials, "".join(traceback.format_exception_only(exc)).strip())
+        return _SearchOutput(trials, exc)
     return _SearchOutput(trials)
 
 
@@ -94,7 +93,9 @@ def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSea
     return LocalSearchReply(
         points=np.array([rows[i][0] for i in keep]).reshape(len(keep), party.n_dims),
         scores=scores[keep],
-        losses=1.0 - scores[keep],  # the paper's loss: 1 - balanced accuracy (App. D.9)
+        # the paper's loss: 1 - balanced accuracy (App. D.9); NaN for a failed configuration
+        # whatever its error_score, so that no surface takes a failure for a good region
+        losses=np.where([rows[i][1]["test"] is None for i in keep], np.nan, 1.0 - scores[keep]),
         trials=keep.astype(int),
         n_evaluations=n,
         n_failed=int(sum(r["error"] is not None for _, r, _ in rows)),
@@ -105,7 +106,9 @@ def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSea
         fit_time=timing("fit_time") if detailed else None,
         score_time=timing("score_time") if detailed else None,
         errors=tuple(rows[i][1]["error"] for i in keep),
-        error=out.error,
+        error_kinds=tuple(rows[i][1].get("kind") for i in keep),
+        error=None if out.error is None else party.record_error(out.error, "local_search"),
+        kind=None if out.error is None else "local_search",
     )
 
 
