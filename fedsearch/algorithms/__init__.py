@@ -1,0 +1,1 @@
+"""One folder per federated search algorithm: messages, party handlers, strategy, estimator."""
