@@ -303,3 +303,15 @@ def test_own_gp_fit_reaches_scikit_learns_optimum():
                                   + WhiteKernel(1e-6, (1e-9, 1.0)), n_restarts_optimizer=10, random_state=0).fit(X, y)
     ours = _neg_log_marginal_likelihood(np.log([k.length_scale, k.variance, k.noise]), sq, y)[0]
     assert ours <= -gp.log_marginal_likelihood_value_ + 1e-6
+
+
+def test_random_server_branch_ignores_the_broadcast():
+    X, y = _history()
+    f = FourierFeatures.draw(100, 2, 0.01, rng())
+    nan = np.full((4, 100), np.nan)
+    x, local, _ = choose_point(X, y, rng(1), p=0.0, features=f, omega_joint=nan, regions=make_regions(2, 4),
+                               kernel=None, server_branch="random")
+    r = rng(1)
+    r.random()  # the coin
+    assert not local
+    np.testing.assert_array_equal(x, r.random(2))

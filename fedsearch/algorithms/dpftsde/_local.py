@@ -86,7 +86,8 @@ def usable_scores(y) -> np.ndarray:
 def choose_point(X, y, rng: np.random.Generator, *, p: float, features: FourierFeatures,
                  omega_joint: np.ndarray, regions: np.ndarray, kernel: KernelFit | None,
                  n_features_local: int = 100, n_candidates: int = 1000, n_restarts: int = 20,
-                 canonical: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, bool, KernelFit | None]:
+                 server_branch: str = "argmax", canonical: Callable[[np.ndarray], np.ndarray] | None = None,
+                 ) -> tuple[np.ndarray, bool, KernelFit | None]:
     """The next query of a party, given its history (X, y) and the last broadcast.
 
     Returns ``(x, local, kernel)``: the point, whether the party followed its own GP, and the GP
@@ -96,18 +97,19 @@ def choose_point(X, y, rng: np.random.Generator, *, p: float, features: FourierF
       GP: hyper-parameters fitted when ``needs_refit``, fresh features of the fitted length scale
       and variance, a weight sample with noise ``max(1e-5, fitted noise)``, and the arg-max of
       that function over the whole cube (the code's recipe; the paper's beta_t is not applied);
-    - l.8: otherwise it maximises ``phi(x)' omega^(i(x))`` over the whole cube;
+    - l.8: otherwise it maximises ``phi(x)' omega^(i(x))`` over the whole cube (or, with
+      ``server_branch="random"``, the ablation, takes a uniform random point instead);
     - ``canonical`` (the search space's snapping of a point) is applied, and a point that equals
       an earlier query is replaced by a uniform random point (authors' code).
     """
     with threadpool_limits(1):  # tiny matrices: BLAS threads only contend with the other parties
         return _choose_point(np.atleast_2d(np.asarray(X, dtype=float)), np.asarray(y, dtype=float), rng, p,
                              features, omega_joint, regions, kernel, n_features_local, n_candidates,
-                             n_restarts, canonical)
+                             n_restarts, server_branch, canonical)
 
 
 def _choose_point(X, y, rng, p, features, omega_joint, regions, kernel, n_features_local, n_candidates,
-                  n_restarts, canonical):
+                  n_restarts, server_branch, canonical):
     n_dims = X.shape[1]
     local = rng.random() < p
     if local:
@@ -115,10 +117,12 @@ def _choose_point(X, y, rng, p, features, omega_joint, regions, kernel, n_featur
             kernel = fit_kernel(X, y, rng)
         own = FourierFeatures.draw(n_features_local, n_dims, kernel.length_scale, rng, variance=kernel.variance)
         w = posterior_sample(own(X), y, max(1e-5, kernel.noise), rng)
-        func = LinearFunction(own, w)
+        x = maximise(LinearFunction(own, w), n_dims, rng, n_candidates=n_candidates, n_restarts=n_restarts)
+    elif server_branch == "random":
+        x = rng.random(n_dims)
     else:
-        func = PiecewiseFunction(features, omega_joint, regions)
-    x = maximise(func, n_dims, rng, n_candidates=n_candidates, n_restarts=n_restarts)
+        x = maximise(PiecewiseFunction(features, omega_joint, regions), n_dims, rng,
+                     n_candidates=n_candidates, n_restarts=n_restarts)
     if canonical is not None:
         x = canonical(x)
     if np.any(np.all(X == x, axis=1)):
