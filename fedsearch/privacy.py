@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp, xlog1py, xlogy
 
 from ._optional import import_optional
-from ._validation import InvalidParameterError, interval, options
+from ._validation import OPEN_UNIT, POSITIVE, InvalidParameterError, check_value, interval, options
 
 __all__ = ["subsampled_gaussian_epsilon", "noise_multiplier_for_epsilon"]
 
@@ -50,20 +50,12 @@ _Z_RANGE = (1e-3, 1e4)
 _Z_RTOL = 1e-3
 
 
-def _check(func: str, name: str, value, *constraints) -> None:
-    if any(c.accepts(value) for c in constraints):
-        return
-    descs = [c.description for c in constraints]
-    expected = descs[0] if len(descs) == 1 else ", ".join(descs[:-1]) + " or " + descs[-1]
-    raise InvalidParameterError(f"The {name!r} parameter of {func} must be {expected}. Got {value!r} instead.")
-
-
 def _check_common(func, sampling_rate, rounds, delta, accountant, neighboring) -> None:
-    _check(func, "sampling_rate", sampling_rate, interval(numbers.Real, 0, 1, closed="right"))
-    _check(func, "rounds", rounds, interval(numbers.Integral, 0, None))
-    _check(func, "delta", delta, interval(numbers.Real, 0, 1, closed="neither"))
-    _check(func, "accountant", accountant, options(*ACCOUNTANTS))
-    _check(func, "neighboring", neighboring, options(*NEIGHBORING))
+    check_value(func, "sampling_rate", sampling_rate, interval(numbers.Real, 0, 1, closed="right"))
+    check_value(func, "rounds", rounds, interval(numbers.Integral, 0, None))
+    check_value(func, "delta", delta, OPEN_UNIT)
+    check_value(func, "accountant", accountant, options(*ACCOUNTANTS))
+    check_value(func, "neighboring", neighboring, options(*NEIGHBORING))
     if neighboring == "replace" and accountant != "pld":
         raise InvalidParameterError(
             f"The 'neighboring' parameter of {func} can be 'replace' only with accountant='pld'. "
@@ -174,7 +166,7 @@ def subsampled_gaussian_epsilon(sampling_rate, noise_multiplier, rounds, delta, 
     """
     func = "subsampled_gaussian_epsilon"
     _check_common(func, sampling_rate, rounds, delta, accountant, neighboring)
-    _check(func, "noise_multiplier", noise_multiplier, interval(numbers.Real, 0, None, closed="neither"))
+    check_value(func, "noise_multiplier", noise_multiplier, POSITIVE)
     return _epsilon(sampling_rate, noise_multiplier, rounds, delta, accountant, neighboring)
 
 
@@ -211,9 +203,9 @@ def noise_multiplier_for_epsilon(epsilon, sampling_rate, rounds, delta, accounta
     (3.09, True)
     """
     func = "noise_multiplier_for_epsilon"
-    _check(func, "epsilon", epsilon, interval(numbers.Real, 0, None, closed="neither"))
+    check_value(func, "epsilon", epsilon, POSITIVE)
     _check_common(func, sampling_rate, rounds, delta, accountant, neighboring)
-    _check(func, "rounds", rounds, interval(numbers.Integral, 1, None))
+    check_value(func, "rounds", rounds, interval(numbers.Integral, 1, None))
 
     @functools.lru_cache(maxsize=None)
     def eps(z):
