@@ -60,10 +60,11 @@ def plain_aggregate(omegas: np.ndarray, present: np.ndarray, weights: np.ndarray
     """Without DP (FTS, FTS-DE): ``omega^(i) = sum_n phi_n^(i) omega_n`` over all parties (notes §1.4).
 
     When some parties did not reply, the weights of those present are renormalised per region,
-    so that the aggregate stays a weighted average.
+    so that the aggregate stays a weighted average (zero when nobody replied).
     """
     w = weights * present[None, :]
-    w = w / w.sum(axis=1, keepdims=True)
+    total = w.sum(axis=1, keepdims=True)
+    w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
     omega = w[:, present] @ omegas[present]
     n_regions, n_parties = weights.shape
     return Release(omega, present.copy(), np.zeros(n_parties, dtype=bool), np.zeros(n_regions))
