@@ -11,7 +11,8 @@ temperature and p_t schedules), ``_mechanism`` (the server's private aggregate),
 """
 
 from . import party  # noqa: F401 - registers the FTSStepTask handler
+from .estimator import DPFTSDESearchCV
 from .strategy import DPFTSDEStrategy
 from .tasks import FTSStepReply, FTSStepTask
 
-__all__ = ["DPFTSDEStrategy", "FTSStepReply", "FTSStepTask"]
+__all__ = ["DPFTSDESearchCV", "DPFTSDEStrategy", "FTSStepReply", "FTSStepTask"]
