@@ -57,6 +57,7 @@ def _estimators():
     yield fedsearch.FedPNESearchCV(Ridge(), space, n_iter=4, **bounded)
     yield fedsearch.LevelOrderSearchCV(Ridge(), space, n_iter=4, **bounded)
     yield fedsearch.PFPNESearchCV(Ridge(), space, n_iter=4, final_fit="pooled", **bounded)
+    yield fedsearch.DPFTSDESearchCV(Ridge(), space, n_iter=2, n_init=1, dp=False, **common)
 
 
 @parametrize_with_checks(list(_estimators()), expected_failed_checks=lambda est: SKLEARN_XFAIL)
