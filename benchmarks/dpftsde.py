@@ -31,7 +31,7 @@ from fedsearch.research.simulate import simulate
 from fedsearch.space import SearchSpace
 from fedsearch.strategy import STRATEGIES
 
-from ._common import print_table, seeds, write_runs
+from ._common import plot_curves, print_table, seeds, write_runs
 
 # the authors' code: C = u (10 - 1e-4) + 1e-4, gamma = u (10 - 0.01) + 0.01
 SPACE = {"C": uniform(1e-4, 10 - 1e-4), "gamma": uniform(0.01, 10 - 0.01)}
@@ -127,4 +127,9 @@ def run(args) -> list[dict]:
                        "noise_on_f", "wall"], title="Landmine, 1 - best AUC after the BO iterations (mean over fields)")
     print_table(_paired(rows), ["method", "seed", "minus_ts", "se"],
                 title="Paired with TS (same seed, same field): mean difference in 1 - AUC and its standard error")
+    plot_curves(args, "dpftsde_convergence",
+                {label: (list(CHECKPOINTS[:len(runs[0])]), runs) for label in labels
+                 if (runs := [list(r["curve"].values()) for r in rows if r["method"] == label])},
+                xlabel="BO iteration", ylabel="1 - best AUC so far (mean over fields)",
+                title="Landmine, 29 fields")
     return rows
