@@ -3,7 +3,6 @@ per party."""
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
