@@ -3,7 +3,6 @@ per party."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ... import _validation as v
