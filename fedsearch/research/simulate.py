@@ -178,9 +178,12 @@ def simulate(strategy, parties: Sequence, n_iter: int, random_state=None, *, n_j
 
     def record(round_, tasks, replies):
         for p, task in tasks.items():
+            reply = replies[p]
+            if hasattr(reply, "as_evaluation"):  # a task that chose its own points (DP-FTS-DE's step)
+                task, reply = reply.as_evaluation()
             if isinstance(task, EvaluateTask):
                 points[p].append(task.points)
-                rewards[p].append(replies[p].scores if replies[p].error is None else np.full(len(task.points), np.nan))
+                rewards[p].append(reply.scores if reply.error is None else np.full(len(task.points), np.nan))
                 rounds[p].append(np.full(len(task.points), round_))
 
     loop = run_rounds(strategy, federation, budget=n_iter, on_round=record)
