@@ -254,3 +254,12 @@ def test_a_killed_party_is_reported_and_the_search_goes_on(deployment, silo_file
     assert "party 'd' failed in round 1" in failures[0][2]
     assert np.isfinite(search.cv_results_["mean_test_score"]).any()
     assert time.monotonic() - t0 < 600
+
+
+@pytest.mark.flower
+def test_parties_that_do_not_answer_within_the_timeout_are_reported(deployment):
+    search = _searches()["grid"]()
+    with FlowerFederation(["a", "b"], deployment.superlink, insecure=True, timeout=0.5) as federation:
+        with pytest.raises(ValueError, match="could not be set up.*no reply within the timeout of 0.5 s"):
+            search.fit(federation=federation)
+    assert federation.round_times[-1] < 30

@@ -51,6 +51,8 @@ def _exchange(grid: Grid, action: str, payloads: dict[int, str], timeout: float)
                                     f"query.{action}", node, group_id=action)
                 for node, payload in payloads.items()]
     ids = list(grid.push_messages(messages))
+    if len(ids) != len(messages):  # e.g. a payload too large for the SuperLink: nothing to wait for
+        return {}
     node_of = dict(zip(ids, payloads))
     replies: dict[int, Message] = {}
     deadline = time.monotonic() + timeout
@@ -85,7 +87,8 @@ def _discover(grid: Grid, nodes: dict[str, int], wanted, timeout: float) -> list
 
 def _failure(reply: Message | None, timeout: float) -> str:
     if reply is None:
-        return f"no reply within the timeout of {timeout} s"
+        return (f"no reply within the timeout of {timeout} s (or the SuperLink refused the round's "
+                f"messages: see its log)")
     what = _FLOWER_ERRORS.get(reply.error.code, f"Flower error code {reply.error.code}")
     return f"{what}: {reply.error.reason}"
 
