@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -131,6 +132,26 @@ def test_party_answers_from_its_data_and_keeps_its_cache_in_state(silo_files):
     np.testing.assert_array_equal(first.scores, local.scores)
     assert isinstance(first, EvaluateReply) and not first.cached.any() and again.cached.all()
     np.testing.assert_array_equal(again.scores, first.scores)
+
+
+def test_a_fitted_model_leaves_a_party_only_in_the_skops_format(silo_files, monkeypatch):
+    pytest.importorskip("flwr")
+    pytest.importorskip("skops")
+    from flwr.app import RecordDict
+
+    from fedsearch.federation._flower_apps import answer
+    from fedsearch.space import SearchSpace
+
+    config = {"party": "a", "data": str(silo_files["a"]), "target": "label"}
+    state = RecordDict()
+    space = SearchSpace({"logisticregression__C": loguniform(1e-3, 1e2)})
+    answer(encode(SetupTask(estimator=_model(), space=space, cv=3)).decode(), config, state)
+    fit = encode(FitTask(np.array([0.5]))).decode()
+    reply = decode(answer(fit, config, state))
+    assert isinstance(reply, FitReply) and reply.model.predict(_read(silo_files["a"])[0]).shape == (50,)
+    monkeypatch.setitem(sys.modules, "skops", None)  # a party without skops
+    refused = decode(answer(fit, config, state))
+    assert isinstance(refused, ErrorReply) and "skops" in refused.error
 
 
 def test_party_with_a_loader_and_a_failing_one(tmp_path, monkeypatch):
