@@ -252,6 +252,11 @@ def test_same_search_over_flower_as_in_process(name, deployment, silo_files):
     assert remote.n_rounds_ == local.n_rounds_
     for column in ("round", "party", "direction", "message"):
         assert remote.federation_log_[column] == local.federation_log_[column]
+    def task_bytes(search):
+        log = search.federation_log_
+        return [b for b, d in zip(log["bytes"], log["direction"]) if d == "to_party"]
+
+    assert task_bytes(remote) == task_bytes(local)
     assert [_untimed_size(m) for *_, m in remote.transcript_] == [_untimed_size(m) for *_, m in local.transcript_]
     X, _ = data["a"]
     np.testing.assert_array_equal(remote.predict(X), local.predict(X))

@@ -64,8 +64,9 @@ def _exchange(grid: Grid, action: str, payloads: dict[int, str], timeout: float)
 
 
 def _discover(grid: Grid, nodes: dict[str, int], wanted, timeout: float) -> list[str]:
-    """Ask every node not yet known for its party name until all of ``wanted`` are known and
-    connected or ``timeout`` passed; return the missing names."""
+    """Update ``nodes`` ({party name: node id}) until every party of ``wanted`` is connected or
+    ``timeout`` passed, asking new nodes for their names only while a party is missing; return
+    the missing parties."""
     deadline = time.monotonic() + timeout
     while True:
         # a node registered with SuperNode authentication has a name, and speaks for that party only
@@ -73,7 +74,7 @@ def _discover(grid: Grid, nodes: dict[str, int], wanted, timeout: float) -> list
         for name in [n for n, node in nodes.items() if node not in registered]:
             del nodes[name]
         unknown = set(registered) - set(nodes.values())
-        if unknown:
+        if unknown and any(name not in nodes for name in wanted):
             answers = _exchange(grid, HELLO, {node: "{}" for node in unknown}, max(deadline - time.monotonic(), 30.0))
             for node, reply in answers.items():
                 name = None if reply.has_error() else str(reply.content[RECORD]["json"])
