@@ -1,13 +1,16 @@
-"""fedsearch: federated hyper-parameter search across data silos, with a scikit-learn face."""
+"""fedsearch: federated hyper-parameter search across data silos, with a scikit-learn face.
 
-from .bandit_search import FedPNESearchCV, LevelOrderSearchCV
-from .federation import InProcessFederation
-from .flora import FLoRASearchCV
-from . import metrics, presets, synthetic
-from .party import Party
-from .personal_search import PFPNESearchCV
-from .search import FederatedGridSearchCV, FederatedRandomizedSearchCV
-from .simulate import simulate
+The public face is the search estimators and :class:`SearchSpace`. Transports live in
+:mod:`fedsearch.federation`, the party side in :mod:`fedsearch.party`, one folder per algorithm
+in :mod:`fedsearch.algorithms`, research tools (synthetic objectives, ``simulate``, regret) in
+:mod:`fedsearch.research`.
+"""
+
+from .algorithms.candidates import FederatedGridSearchCV, FederatedRandomizedSearchCV
+from .algorithms.fedpne import FedPNESearchCV
+from .algorithms.flora import FLoRASearchCV
+from .algorithms.levelorder import LevelOrderSearchCV
+from .algorithms.pfpne import PFPNESearchCV
 from .space import SearchSpace
 
 __version__ = "0.1.0"
@@ -17,14 +20,8 @@ __all__ = [
     "FederatedGridSearchCV",
     "FederatedRandomizedSearchCV",
     "FLoRASearchCV",
-    "InProcessFederation",
     "LevelOrderSearchCV",
-    "metrics",
-    "Party",
     "PFPNESearchCV",
-    "presets",
     "SearchSpace",
-    "simulate",
-    "synthetic",
     "__version__",
 ]

@@ -1,4 +1,5 @@
-"""Declarative validation of constructor parameters, with one message template.
+"""The one validation mechanism, for estimators, strategies and functions, with one message
+template (scikit-learn's):
 
 ``The 'n_iter' parameter of FLoRASearchCV must be an int in the range [1, inf). Got 0 instead.``
 """
@@ -11,7 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["InvalidParameterError", "Constraint", "interval", "options", "instance_of", "validate_params"]
+__all__ = ["InvalidParameterError", "Constraint", "interval", "options", "instance_of", "check_value",
+           "validate_params"]
 
 
 class InvalidParameterError(ValueError, TypeError):
@@ -71,21 +73,29 @@ REAL = Constraint(_is_real, "a float (NaN allowed)")
 NONE = Constraint(lambda v: v is None, "None")
 BOOLEAN = Constraint(lambda v: isinstance(v, (bool, np.bool_)), "a bool")
 CALLABLE = Constraint(callable, "a callable")
+POSITIVE = interval(numbers.Real, 0, None, closed="neither")
+POSITIVE_INT = interval(numbers.Integral, 1, None)
+OPEN_UNIT = interval(numbers.Real, 0, 1, closed="neither")
 RANDOM_STATE = Constraint(
     lambda v: v is None or _is_int(v) and 0 <= v < 2**32 or isinstance(v, (np.random.RandomState, np.random.Generator)),
-    "an int in the range [0, 4294967295], a numpy random generator or None",
+    "an int in the range [0, 4294967295], a numpy RandomState or Generator, or None",
 )
 
 
-def validate_params(estimator) -> None:
-    """Check every parameter of ``estimator`` listed in its ``_parameter_constraints``."""
-    cls = type(estimator).__name__
-    for name, constraints in estimator._parameter_constraints.items():
-        value = getattr(estimator, name)
-        if any(c.accepts(value) for c in constraints):
-            continue
-        descs = [c.description for c in constraints]
-        expected = descs[0] if len(descs) == 1 else ", ".join(descs[:-1]) + " or " + descs[-1]
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {cls} must be {expected}. Got {value!r} instead."
-        )
+def check_value(owner: str, name: str, value, *constraints: Constraint) -> None:
+    """Raise :class:`InvalidParameterError` unless ``value`` meets one of ``constraints``.
+
+    ``owner`` names the class or function the parameter belongs to, in the message:
+    ``The 'nu1' parameter of FedPNEStrategy must be a float in the range (0, inf). Got 0 instead.``
+    """
+    if any(c.accepts(value) for c in constraints):
+        return
+    descs = [c.description for c in constraints]
+    expected = descs[0] if len(descs) == 1 else ", ".join(descs[:-1]) + " or " + descs[-1]
+    raise InvalidParameterError(f"The {name!r} parameter of {owner} must be {expected}. Got {value!r} instead.")
+
+
+def validate_params(obj) -> None:
+    """Check every parameter of ``obj`` (an estimator) listed in its ``_parameter_constraints``."""
+    for name, constraints in obj._parameter_constraints.items():
+        check_value(type(obj).__name__, name, getattr(obj, name), *constraints)

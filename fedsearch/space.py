@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-__all__ = ["SearchSpace", "Dimension", "Categorical", "Integer", "Distribution"]
+from .messages import register_type
+
+__all__ = ["SearchSpace", "Dimension", "Categorical", "Integer", "Distribution", "point_key"]
+
+
+def point_key(u) -> tuple:
+    """The cache key of a canonical point (see :meth:`SearchSpace.key`): its coordinates to 12
+    decimals, so that float noise of a round trip does not split one configuration in two."""
+    return tuple(np.round(np.asarray(u, dtype=float), 12))
 
 
 class Dimension:
@@ -56,6 +64,7 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
+@register_type
 @dataclass(frozen=True, eq=False)
 class Categorical(Dimension):
     """A list of ``k`` values: ``[0, 1]`` is cut into ``k`` equal bins, one per value."""
@@ -82,6 +91,7 @@ class Categorical(Dimension):
         return any(_same(v, value) for v in self.values)
 
 
+@register_type
 @dataclass(frozen=True, eq=False)
 class Distribution(Dimension):
     """A frozen ``scipy.stats`` distribution, mapped through its ``ppf`` and ``cdf``."""
@@ -123,6 +133,7 @@ class Distribution(Dimension):
         return low <= float(value) <= high
 
 
+@register_type
 @dataclass(frozen=True, eq=False)
 class Integer(Dimension):
     """Integers ``low..high``, each an equal bin of ``[0, 1]`` on a linear or log scale
@@ -244,7 +255,16 @@ class SearchSpace:
     """
 
     def __init__(self, spec):
-        subspaces = self._as_subspaces(spec)
+        self._set_subspaces(self._as_subspaces(spec))
+
+    @classmethod
+    def from_subspaces(cls, subspaces) -> "SearchSpace":
+        """A space from its dimensions: a list (one per sub-space) of lists of :class:`Dimension`."""
+        space = cls.__new__(cls)
+        space._set_subspaces([list(dims) for dims in subspaces])
+        return space
+
+    def _set_subspaces(self, subspaces) -> None:
         self._subspaces: list[list[Dimension]] = subspaces
         self._offsets = []
         offset = 1 if len(subspaces) > 1 else 0
@@ -294,17 +314,12 @@ class SearchSpace:
         """
         if not isinstance(api_config, Mapping) or not api_config:
             raise ValueError(f"api_config must be a non-empty dict. Got {api_config!r}.")
-        space = cls.__new__(cls)
         dims = []
         for name, spec in api_config.items():
             if not isinstance(spec, Mapping):
                 raise TypeError(f"api_config[{name!r}] must be a dict. Got {spec!r}.")
             dims.append(_api_dimension(name, spec))
-        space._subspaces = [dims]
-        space._offsets = [0]
-        space.n_dims = len(dims)
-        space.dimensions = dims
-        return space
+        return cls.from_subspaces([dims])
 
     # ------------------------------------------------------------------ conversions
     @property
@@ -355,6 +370,10 @@ class SearchSpace:
         canonical point, which makes it a key for caching evaluations.
         """
         return self.to_unit(self.to_params(u))
+
+    def key(self, u) -> tuple:
+        """The one cache key of ``u``'s configuration: :func:`point_key` of its canonical point."""
+        return point_key(self.canonical(u))
 
     def contains(self, params: Mapping) -> bool:
         """Whether ``params`` is a configuration of this space."""

@@ -6,6 +6,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_iris
 
 DATA_DIR = Path(os.environ.get("FEDSEARCH_DATA_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+os.environ.setdefault("FEDSEARCH_DATA_DIR", str(DATA_DIR))  # what the loaders read
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -7,16 +7,16 @@ import pytest
 
 from fedsearch import datasets
 from fedsearch.datasets import (
-    SPLITS,
+    SPLITTERS,
     fetch_openml_parties,
     load_benchmark,
-    partition,
-    partition_by_column,
-    partition_disjoint_labels,
-    partition_iid,
-    partition_label_skew,
-    partition_parity_skew,
-    partition_quantity_skew,
+    assign_parties,
+    split_by_column,
+    split_disjoint_labels,
+    split_iid,
+    split_label_skew,
+    split_parity_skew,
+    split_quantity_skew,
 )
 
 HAVE_DATA = (datasets.default_data_dir() / "landmine.csv.gz").is_file()
@@ -50,7 +50,7 @@ def test_load_benchmark_matches_the_data_readme(name, shape, counts):
 def test_landmine_fields_are_the_natural_parties():
     data = load_benchmark("landmine")
     assert data.data.shape == (14820, 9) and data.extra_names == ["field"]
-    parties = partition_by_column(np.column_stack([data.data, data.field]), 9)
+    parties = split_by_column(np.column_stack([data.data, data.field]), 9)
     sizes = {f: int((parties == f).sum()) for f in np.unique(parties)}
     positives = {f: int(data.target[parties == f].sum()) for f in np.unique(parties)}
     assert len(sizes) == 29
@@ -89,11 +89,11 @@ def test_load_benchmark_missing_file_names_path_and_option(tmp_path):
 
 # --------------------------------------------------------------------------- partitioners
 def test_partition_iid_counts_and_determinism():
-    labels = partition_iid(103, 4, random_state=0)
+    labels = split_iid(103, 4, random_state=0)
     assert labels.shape == (103,) and set(labels) == {0, 1, 2, 3}
     assert np.bincount(labels).tolist() == [26, 26, 26, 25]
-    np.testing.assert_array_equal(labels, partition_iid(103, 4, random_state=0))
-    assert not np.array_equal(labels, partition_iid(103, 4, random_state=1))
+    np.testing.assert_array_equal(labels, split_iid(103, 4, random_state=0))
+    assert not np.array_equal(labels, split_iid(103, 4, random_state=1))
 
 
 def _skew(y, parties):
@@ -105,78 +105,78 @@ def _skew(y, parties):
 
 def test_label_skew_actually_skews_and_alpha_controls_it():
     y = np.repeat(np.arange(5), 200)
-    skewed = partition_label_skew(y, 6, alpha=0.1, random_state=0)
-    mild = partition_label_skew(y, 6, alpha=1000.0, random_state=0)
+    skewed = split_label_skew(y, 6, alpha=0.1, random_state=0)
+    mild = split_label_skew(y, 6, alpha=1000.0, random_state=0)
     assert set(skewed) == set(mild) == set(range(6))
     assert _skew(y, skewed) > 0.4
-    assert _skew(y, mild) < 1.5 * _skew(y, partition_iid(len(y), 6, random_state=0)) < 0.1  # sampling noise only
-    np.testing.assert_array_equal(skewed, partition_label_skew(y, 6, alpha=0.1, random_state=0))
+    assert _skew(y, mild) < 1.5 * _skew(y, split_iid(len(y), 6, random_state=0)) < 0.1  # sampling noise only
+    np.testing.assert_array_equal(skewed, split_label_skew(y, 6, alpha=0.1, random_state=0))
 
 
 def test_label_skew_min_samples_and_impossible_request():
     y = np.repeat([0, 1], 30)
-    labels = partition_label_skew(y, 4, alpha=0.05, random_state=0, min_samples=5)
+    labels = split_label_skew(y, 4, alpha=0.05, random_state=0, min_samples=5)
     assert np.bincount(labels, minlength=4).min() >= 5
     with pytest.raises(ValueError, match="raise alpha"):
-        partition_label_skew(y, 4, alpha=0.001, random_state=0, min_samples=14)
+        split_label_skew(y, 4, alpha=0.001, random_state=0, min_samples=14)
     with pytest.raises(ValueError, match="only 60 samples"):
-        partition_label_skew(y, 61, alpha=1.0)
+        split_label_skew(y, 61, alpha=1.0)
 
 
 def test_parity_skew_favours_one_parity_four_to_one():
     # FLoRA App. D.8 "imb1": P(party 0 | even class) = 4/5, so party 0 holds 80% even classes
     y = np.tile(np.arange(10), 2000)
-    parties = partition_parity_skew(y, 2, random_state=0)
+    parties = split_parity_skew(y, 2, random_state=0)
     assert abs(np.mean(y[parties == 0] % 2 == 0) - 0.8) < 0.02
     assert abs(np.mean(y[parties == 1] % 2 == 1) - 0.8) < 0.02
     assert abs(np.mean(parties == 0) - 0.5) < 0.02
-    np.testing.assert_array_equal(parties, partition_parity_skew(y, 2, random_state=0))
+    np.testing.assert_array_equal(parties, split_parity_skew(y, 2, random_state=0))
 
 
 def test_disjoint_labels_as_in_flora_imb2():
     y = np.repeat(np.arange(10), 3)
-    parties = partition_disjoint_labels(y, 4)
+    parties = split_disjoint_labels(y, 4)
     classes = [set(y[parties == p]) for p in range(4)]
     assert classes == [{0, 1}, {2, 3}, {4, 5}, {6, 7, 8, 9}]
     with pytest.raises(ValueError, match="2 classes for 3 parties"):
-        partition_disjoint_labels(np.repeat([0, 1], 5), 3)
+        split_disjoint_labels(np.repeat([0, 1], 5), 3)
 
 
 def test_quantity_skew_sizes():
-    sizes = np.bincount(partition_quantity_skew(1000, 5, alpha=0.2, random_state=0, min_samples=10), minlength=5)
+    sizes = np.bincount(split_quantity_skew(1000, 5, alpha=0.2, random_state=0, min_samples=10), minlength=5)
     assert sizes.sum() == 1000 and sizes.min() >= 10 and sizes.max() > 3 * sizes.min()
-    even = np.bincount(partition_quantity_skew(1000, 5, alpha=1e4, random_state=0))
+    even = np.bincount(split_quantity_skew(1000, 5, alpha=1e4, random_state=0))
     assert even.max() - even.min() < 40
-    np.testing.assert_array_equal(partition_quantity_skew(50, 3, random_state=3),
-                                  partition_quantity_skew(50, 3, random_state=3))
+    np.testing.assert_array_equal(split_quantity_skew(50, 3, random_state=3),
+                                  split_quantity_skew(50, 3, random_state=3))
 
 
 def test_partition_by_column_dataframe_and_errors():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"x": [0.1, 0.2, 0.3], "site": ["a", "b", "a"]})
-    assert partition_by_column(frame, "site").tolist() == ["a", "b", "a"]
+    assert split_by_column(frame, "site").tolist() == ["a", "b", "a"]
     with pytest.raises(KeyError, match="no column 'city'"):
-        partition_by_column(frame, "city")
+        split_by_column(frame, "city")
     with pytest.raises(ValueError, match="NaN"):
-        partition_by_column(np.array([[1.0, np.nan]]), 1)
+        split_by_column(np.array([[1.0, np.nan]]), 1)
     with pytest.raises(ValueError, match="not a column"):
-        partition_by_column(np.ones((2, 2)), 2)
+        split_by_column(np.ones((2, 2)), 2)
 
 
-@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("split", SPLITTERS)
 def test_partition_dispatch_gives_every_sample_a_party(split):
     y = np.repeat(np.arange(4), 25)
-    labels = partition(y, 4, split=split, random_state=0)
+    labels = assign_parties(y, 4, split=split, random_state=0)
     assert labels.shape == (100,) and set(labels) == {0, 1, 2, 3}
-    np.testing.assert_array_equal(labels, partition(y, 4, split=split, random_state=0))
+    np.testing.assert_array_equal(labels, assign_parties(y, 4, split=split, random_state=0))
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: partition_iid(10, 0), r"The 'n_parties' parameter of partition_iid must be an int in the range \[1, inf\)\. Got 0 instead\."),
-    (lambda: partition_label_skew([0, 1, 0], 2, alpha=0), r"The 'alpha' parameter of partition_label_skew must be a float in the range \(0, inf\)\. Got 0 instead\."),
-    (lambda: partition_parity_skew([0, 1], 1), r"'n_parties' parameter of partition_parity_skew must be an int in the range \[2, inf\)"),
-    (lambda: partition([0, 1], 2, split="dirichlet"), r"The 'split' parameter of partition must be one of"),
-    (lambda: partition_label_skew([[0, 1]], 2), r"must be 1-D"),
+    (lambda: split_iid(10, 0), r"The 'n_parties' parameter of split_iid must be an int in the range \[1, inf\)\. Got 0 instead\."),
+    (lambda: split_label_skew([0, 1, 0], 2, alpha=0), r"The 'alpha' parameter of split_label_skew must be a float in the range \(0, inf\)\. Got 0 instead\."),
+    (lambda: split_parity_skew([0, 1], 1), r"'n_parties' parameter of split_parity_skew must be an int in the range \[2, inf\)"),
+    (lambda: assign_parties([0, 1], 2, split="dirichlet"), r"The 'split' parameter of assign_parties must be one of"),
+    (lambda: split_label_skew([[0, 1]], 2), r"must be 1-D"),
     (lambda: load_benchmark(3), r"The 'name' parameter of load_benchmark must be"),
 ])
 def test_partitioner_errors(call, message):
@@ -219,4 +219,4 @@ def test_fetch_openml_encodes_and_partitions(monkeypatch):
     np.testing.assert_array_equal(out.data[:4, 1], [0, 1, 2, 0])
     assert np.isnan(out.data[9, 1])
     assert out.target_names.tolist() == ["M", "R"] and out.target.tolist() == [1, 0] * 6
-    np.testing.assert_array_equal(out.parties, partition_iid(12, 3, random_state=0))
+    np.testing.assert_array_equal(out.parties, split_iid(12, 3, random_state=0))

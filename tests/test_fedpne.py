@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fedsearch.messages import EvaluateReply, EvaluateTask
-from fedsearch.strategies.fedpne import (
+from fedsearch.algorithms.fedpne.strategy import (
     FedPNEStrategy, NodeStatistics, confidence_width, dp_noise_std, eliminate, tau,
 )
 
@@ -287,7 +287,7 @@ def test_dp_noise_has_the_stated_variance_at_a_real_party():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"n_iter": 0}, r"n_iter must be an int in the range \[1, inf\)"),
+    ({"n_iter": 0}, r"The 'n_iter' parameter of FedPNEStrategy must be an int in the range \[1, inf\)"),
     ({"n_parties": 2.5}, "n_parties"),
     ({"rho": 1.0}, "rho"),
     ({"nu1": -1.0}, "nu1"),

@@ -9,10 +9,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.exceptions import FitFailedWarning
 
-from fedsearch import FLoRASearchCV, InProcessFederation, Party, SearchSpace
-from fedsearch.flora import FLoRAStrategy, LocalSearchReply, LocalSearchTask
+from fedsearch import FLoRASearchCV, SearchSpace
+from fedsearch.federation import InProcessFederation
+from fedsearch.party import Party
+from fedsearch.algorithms.flora import FLoRAStrategy, LocalSearchReply, LocalSearchTask
 from fedsearch.messages import EvaluateTask, decode, encode
-from fedsearch.metrics import compare_to_baseline, heterogeneity, relative_regret
+from fedsearch.research.metrics import compare_to_baseline, heterogeneity, relative_regret
 
 SPACE = {"theta": uniform(0, 1)}
 
@@ -97,10 +99,13 @@ def test_one_upload_per_party_one_validation_round_then_the_final_fit():
     s = search(n_iter=6)
     kinds = [(r, pid, d, type(m).__name__) for r, pid, d, m in s.transcript_]
     assert kinds == [
+        (-1, 0, "to_party", "SetupTask"), (-1, 1, "to_party", "SetupTask"),
+        (-1, 0, "to_server", "SetupReply"), (-1, 1, "to_server", "SetupReply"),
         (0, 0, "to_party", "LocalSearchTask"), (0, 1, "to_party", "LocalSearchTask"),
         (0, 0, "to_server", "LocalSearchReply"), (0, 1, "to_server", "LocalSearchReply"),
         (1, 0, "to_party", "EvaluateTask"), (1, 1, "to_party", "EvaluateTask"),
         (1, 0, "to_server", "EvaluateReply"), (1, 1, "to_server", "EvaluateReply"),
+        (2, 0, "to_server", "PooledData"), (2, 1, "to_server", "PooledData"),  # the pooled final fit
     ]
     validated = [m.points for r, _, d, m in s.transcript_ if r == 1 and d == "to_party"]
     assert all(len(p) == 1 for p in validated)
@@ -214,7 +219,7 @@ def test_without_validation_the_recommendation_is_predicted_not_measured():
 
 def test_strategy_tolerates_a_failed_party():
     strategy = FLoRAStrategy(2, n_iter=3, validate=True, random_state=0)
-    assert [t.kind for t in strategy.configure(0).values()] == ["local_search"] * 2
+    assert [type(t).__name__ for t in strategy.configure(0).values()] == ["LocalSearchTask"] * 2
     ok = LocalSearchReply(points=np.array([[0.1], [0.5], [0.9]]), scores=np.array([0.5, 0.9, 0.6]),
                           losses=np.array([0.5, 0.1, 0.4]), trials=np.arange(3), n_evaluations=3,
                           n_failed=0, n_samples=10)

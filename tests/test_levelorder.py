@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fedsearch.messages import EvaluateReply
-from fedsearch.strategies.levelorder import LevelOrderStrategy, level_pulls
+from fedsearch.algorithms.levelorder.strategy import LevelOrderStrategy, level_pulls
 
 
 def quadratic(points, optimum=0.3):

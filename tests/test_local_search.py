@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import uniform
 
 from fedsearch import SearchSpace
-from fedsearch.local_search import (
+from fedsearch.algorithms.flora.local_search import (
     BayesianLocalSearch, RandomLocalSearch, local_search_methods, make_local_search,
     register_local_search,
 )

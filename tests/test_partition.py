@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from fedsearch.partition import Nodes, Partition
+from fedsearch.algorithms.xarmed.tree import Nodes, Partition
 
 
 def _descend(part, depth):

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from fedsearch.messages import EvaluateReply
-from fedsearch.simulate import simulate
-from fedsearch.strategies.fedpne import FedPNEStrategy
-from fedsearch.strategies.pfpne import COLLABORATIVE, PERSONAL, PFPNEStrategy, transition_depth
-from fedsearch.synthetic import garland, make_parties
+from fedsearch.research.simulate import simulate
+from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy
+from fedsearch.algorithms.pfpne.strategy import COLLABORATIVE, PERSONAL, PFPNEStrategy, transition_depth
+from fedsearch.research.synthetic import garland, make_parties
 
 
 def run(strategy, funcs, noise=0.0, seed=0, fail=None):
@@ -39,7 +39,7 @@ def right(points):
 
 HETEROGENEOUS = [left, left, left, right]
 # nu1 = 0.2, Delta = 0.1: H0 = 1, a single collaborative depth, wide enough a gap to eliminate there
-SMALL_NU = dict(nu1=0.2, delta_gap=0.1, pull="center")
+SMALL_NU = dict(nu1=0.2, gap=0.1, pull="center")
 
 
 # --------------------------------------------------------------------------- H0 from Delta
@@ -57,7 +57,7 @@ SMALL_NU = dict(nu1=0.2, delta_gap=0.1, pull="center")
 ])
 def test_transition_depth_hand_computed(delta_gap, nu1, rho, expected):
     assert transition_depth(delta_gap, nu1=nu1, rho=rho) == expected
-    assert PFPNEStrategy(1, 2, 10, nu1=nu1, rho=rho, delta_gap=delta_gap).h0 == expected
+    assert PFPNEStrategy(1, 2, 10, nu1=nu1, rho=rho, gap=delta_gap).h0 == expected
 
 
 def test_transition_depth_is_the_first_depth_where_smoothness_reaches_delta():
@@ -68,7 +68,7 @@ def test_transition_depth_is_the_first_depth_where_smoothness_reaches_delta():
 
 
 def test_collaborative_phases_are_depths_1_to_h0():
-    strategy = PFPNEStrategy(1, 3, 3000, delta_gap=0.1, random_state=0)  # H0 = 4
+    strategy = PFPNEStrategy(1, 3, 3000, gap=0.1, random_state=0)  # H0 = 4
     run(strategy, [left] * 3)
     assert [int(ph.nodes.depth[0]) for ph in strategy.phases_] == [1, 2, 3, 4]
     # every party pulls ceil(tau_h / M) times each node of K^h (Algorithm 2, line 6)
@@ -77,9 +77,9 @@ def test_collaborative_phases_are_depths_1_to_h0():
 
 
 @pytest.mark.parametrize("bad", [0, -0.1, math.inf, "0.1", True])
-def test_delta_gap_must_be_positive(bad):
-    with pytest.raises(ValueError, match="delta_gap must be a float in the range"):
-        PFPNEStrategy(1, 2, 10, delta_gap=bad)
+def test_gap_must_be_positive(bad):
+    with pytest.raises(ValueError, match="The 'gap' parameter of PFPNEStrategy must be a float in the range"):
+        PFPNEStrategy(1, 2, 10, gap=bad)
 
 
 # --------------------------------------------------------------------------- double elimination
@@ -129,7 +129,7 @@ def test_personal_elimination_hand_computed_widths():
 
 def test_one_party_pulls_nothing_again_at_the_collaborative_depths():
     # with M = 1 the collaborative pulls ceil(tau_h / 1) already meet tau_h
-    strategy = PFPNEStrategy(1, 1, 2000, delta_gap=0.1, random_state=0)
+    strategy = PFPNEStrategy(1, 1, 2000, gap=0.1, random_state=0)
     run(strategy, [left])
     phases = strategy.personal_phases_[0]
     assert all(ph.round is None for ph in phases if ph.nodes.depth[0] <= strategy.h0)
@@ -174,7 +174,7 @@ def test_a_party_personal_stage_depends_on_its_own_replies_only(pull):
 
 
 def test_no_collaboration_when_delta_reaches_nu1():
-    strategy = PFPNEStrategy(1, 4, 200, delta_gap=1.0, pull="center", random_state=0)
+    strategy = PFPNEStrategy(1, 4, 200, gap=1.0, pull="center", random_state=0)
     run(strategy, HETEROGENEOUS)
     assert strategy.h0 == 0 and strategy.phases_ == [] and strategy.collaborative_rounds_ == []
     assert set(strategy.round_stages_.values()) == {PERSONAL}
@@ -187,7 +187,7 @@ def test_no_collaboration_when_delta_reaches_nu1():
                                                          (500, 3, 0.3), (50, 1, 0.5)])
 def test_budget_is_spent_exactly_and_never_exceeded(n_iter, n_parties, delta_gap):
     parties = make_parties(garland(), n_parties, kind="shift", scale=0.1, random_state=0)
-    strategy = PFPNEStrategy(1, n_parties, n_iter, delta_gap=delta_gap, random_state=0)
+    strategy = PFPNEStrategy(1, n_parties, n_iter, gap=delta_gap, random_state=0)
     trace = simulate(strategy, parties, n_iter=n_iter)  # raises if a party is asked for more
     assert trace.n_evaluations.tolist() == [n_iter] * n_parties
     assert strategy.party_spent_.tolist() == [n_iter] * n_parties
@@ -196,7 +196,7 @@ def test_budget_is_spent_exactly_and_never_exceeded(n_iter, n_parties, delta_gap
 def test_same_seed_same_run_and_recommend_is_pure():
     def go(seed):
         parties = make_parties(garland(), 3, kind="shift", scale=0.1, noise_std=0.1, random_state=1)
-        strategy = PFPNEStrategy(1, 3, 300, delta_gap=0.1, random_state=seed)
+        strategy = PFPNEStrategy(1, 3, 300, gap=0.1, random_state=seed)
         trace = simulate(strategy, parties, n_iter=300, random_state=1)
         return strategy, trace
 
@@ -236,7 +236,7 @@ def test_a_failed_personal_reply_repeats_the_party_phase_only():
 
 def test_simulate_by_name_with_local_regret():
     parties = make_parties(garland(), 4, kind="shift", scale=0.15, noise_std=0.05, random_state=0)
-    trace = simulate("pf-pne", parties, n_iter=400, random_state=0, delta_gap=0.2, pull="center")
+    trace = simulate("pfpne", parties, n_iter=400, random_state=0, gap=0.2, pull="center")
     assert trace.recommendations.shape == (4, 1)
     assert 0 < trace.cumulative_regret("local") < 400
     random = simulate("random", parties, n_iter=400, random_state=0)
@@ -256,7 +256,7 @@ def _search(**kw):
 
     from fedsearch import PFPNESearchCV
 
-    params = dict(n_iter=10, delta=0.25, pull="center", scoring="roc_auc", cv=2, random_state=0)
+    params = dict(n_iter=10, gap=0.25, pull="center", scoring="roc_auc", cv=2, random_state=0)
     return PFPNESearchCV(LogisticRegression(), {"C": loguniform(1e-3, 1e2)}, **{**params, **kw})
 
 
@@ -312,7 +312,7 @@ def test_estimator_one_configuration_and_one_model_per_party(hospitals):
 def test_estimator_global_final_fits_still_work(hospitals):
     from sklearn.linear_model import LogisticRegression
 
-    from fedsearch.ensemble import PartyEnsemble
+    from fedsearch.searchcv.ensemble import PartyEnsemble
 
     Xs, ys = hospitals
     pooled = _search(final_fit="pooled").fit(Xs, ys)
@@ -329,7 +329,7 @@ def test_estimator_global_final_fits_still_work(hospitals):
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"delta": 0}, r"The 'delta' parameter of PFPNESearchCV must be"),
+    ({"gap": 0}, r"The 'gap' parameter of PFPNESearchCV must be"),
     ({"final_fit": "personal"}, r"The 'final_fit' parameter of PFPNESearchCV must be"),
     ({"scoring": "neg_log_loss"}, "needs rewards in"),
 ])
@@ -343,8 +343,8 @@ def test_estimator_rejects_bad_parameters_before_any_work(hospitals, params, mat
 def test_personal_benchmark_smoke(capsys):
     import argparse
 
-    from fedsearch.benchmarks import personal
-    from fedsearch.benchmarks._common import add_common_arguments
+    from benchmarks import personal
+    from benchmarks._common import add_common_arguments
 
     parser = argparse.ArgumentParser()
     add_common_arguments(parser)
@@ -355,7 +355,7 @@ def test_personal_benchmark_smoke(capsys):
     rows = personal.run(args)
     out = capsys.readouterr().out
     methods = {r["method"] for r in rows}
-    assert {"pf-pne (Delta=0.01)", "pf-pne (Delta=1)", "fed-pne", "hct", "random"} <= methods
+    assert {"pf-pne (Delta=0.01)", "pf-pne (Delta=1)", "fedpne", "hct", "random"} <= methods
     assert len(rows) == 2 * 2 * 5
     ok = [r for r in rows if r["status"] == "ok"]
     assert all(r["local_regret"] > 0 for r in ok)

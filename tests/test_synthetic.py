@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from fedsearch import synthetic
+from fedsearch.research import synthetic
 from fedsearch.federation import InProcessFederation
-from fedsearch.messages import EvaluateTask
-from fedsearch.synthetic import FunctionParty, Objective, global_objective, make_parties
+from fedsearch.messages import ErrorReply, EvaluateTask
+from fedsearch.research.synthetic import FunctionParty, Objective, global_objective, make_parties
 
 GRID_1D = np.linspace(0, 1, 200_001)[:, None]
 _g = np.linspace(0, 1, 401)
@@ -143,7 +143,7 @@ def test_make_parties_is_deterministic():
     c = make_parties(f, 4, kind="shift", random_state=6)
     task = EvaluateTask(np.linspace(0, 1, 9)[:, None])
     for pa, pb in zip(a, b):
-        np.testing.assert_array_equal(pa.evaluate(task).scores, pb.evaluate(task).scores)
+        np.testing.assert_array_equal(pa.handle(task).scores, pb.handle(task).scores)
     assert not np.array_equal(a[0].objective.maximizer, c[0].objective.maximizer)
 
 
@@ -160,12 +160,12 @@ def test_function_party_noise():
     f = synthetic.garland()
     X = np.full((20_000, 1), 0.3)
     party = FunctionParty(f, noise_std=0.1, random_state=0)
-    scores = party.evaluate(EvaluateTask(X)).scores
+    scores = party.handle(EvaluateTask(X)).scores
     assert scores.std() == pytest.approx(0.1, rel=0.05)
     assert scores.mean() == pytest.approx(f(X[:1])[0], abs=0.005)
     party.reset(0)
-    np.testing.assert_array_equal(party.evaluate(EvaluateTask(X)).scores, scores)
-    exact = FunctionParty(f).evaluate(EvaluateTask(X[:3])).scores
+    np.testing.assert_array_equal(party.handle(EvaluateTask(X)).scores, scores)
+    exact = FunctionParty(f).handle(EvaluateTask(X[:3])).scores
     np.testing.assert_array_equal(exact, f(X[:3]))
 
 
@@ -173,18 +173,19 @@ def test_function_party_dp_noise_is_seeded():
     f = synthetic.garland()
     X = np.full((20_000, 1), 0.3)
     party = FunctionParty(f)
-    a = party.evaluate(EvaluateTask(X, noise_std=0.5, seed=1)).scores
-    b = party.evaluate(EvaluateTask(X, noise_std=0.5, seed=1)).scores
+    a = party.handle(EvaluateTask(X, noise_std=0.5, seed=1)).scores
+    b = party.handle(EvaluateTask(X, noise_std=0.5, seed=1)).scores
     np.testing.assert_array_equal(a, b)
     assert (a - f(X)).std() == pytest.approx(0.5, rel=0.05)
 
 
 def test_function_party_rejects_bad_points():
     party = FunctionParty(synthetic.himmelblau(), party_id="p")
-    with pytest.raises(ValueError, match="outside the unit cube"):
-        party.evaluate(EvaluateTask(np.array([[0.5, 1.5]])))
-    with pytest.raises(ValueError, match="2 dimensions"):
-        party.evaluate(EvaluateTask(np.array([[0.5]])))
+    for points, why in (([[0.5, 1.5]], "outside the unit cube"), ([[0.5]], "2 dimensions")):
+        with pytest.raises(ValueError, match=why):
+            party.units(EvaluateTask(np.array(points)))
+        reply = party.handle(EvaluateTask(np.array(points)))  # what goes back: an error, as data
+        assert isinstance(reply, ErrorReply) and reply.kind == "ValueError" and why in reply.error
 
 
 def test_function_parties_through_the_federation():

@@ -39,7 +39,7 @@ def searches():
         "flora": fedsearch.FLoRASearchCV(model, space, n_iter=6, local_search="bo", **common),
         "fedpne": fedsearch.FedPNESearchCV(model, space, n_iter=12, **common),
         "levelorder": fedsearch.LevelOrderSearchCV(model, space, n_iter=12, **common),
-        "pfpne": fedsearch.PFPNESearchCV(model, space, n_iter=12, delta=0.3, **common),
+        "pfpne": fedsearch.PFPNESearchCV(model, space, n_iter=12, gap=0.3, **common),
     }
 
 

@@ -1,0 +1,325 @@
+"""FLoRA's protocol (004_*.txt, §3 and App. D): single-shot federated HPO against its peers.
+
+For each model, dataset and seed: the pooled data is split into ``p`` parties (IID by default;
+``--split`` gives the label skews of App. D.8 or a Dirichlet label or quantity skew); each party
+runs its own local search of ``T`` configurations scored by ``k``-fold CV balanced accuracy
+(:class:`fedsearch.FLoRASearchCV`, one fit gives the four surfaces' picks). Every pick is then
+scored by ``k``-fold CV balanced accuracy on the pooled data (the paper's emulation of the final
+federated training). The relative regret ``(a* - a) / (a* - b)`` (§3) compares a pick's score
+``a`` with the default configuration's ``b`` (App. D.2) and with ``a*``, the best score of a
+centralised search of ``T`` configurations on the pooled data (same local optimiser, same folds,
+run once per model and dataset). The paper's setting is ``T = 100``, ``k = 10``, ``p = 3``.
+
+Competitors, at ``T`` evaluations per party, on the same parties and folds:
+
+- ``random``: federated randomized search (multi-shot): every party cross-validates the same
+  ``T`` random configurations, the best weighted mean wins;
+- ``fedpne``, ``levelorder``: the federated X-armed bandits (:class:`fedsearch.FedPNESearchCV`,
+  :class:`fedsearch.LevelOrderSearchCV`), ``T`` pulls per party;
+- ``pfpne``: PF-PNE's global recommendation (:class:`fedsearch.PFPNESearchCV`'s ``best_params_``);
+- ``alone``: each party tunes alone (the local searches FLoRA's parties ran), then the ``p``
+  party-best configurations are cross-validated on every party (one more federated round of
+  ``p`` evaluations per party) and the one that scores best on average wins.
+
+The summary follows Table 3: per model and method, the inter-quartile range of the per-dataset
+regrets (mean over seeds), wins/ties/losses against the default and a one-sided Wilcoxon
+signed-rank test across datasets (:func:`fedsearch.research.metrics.compare_to_baseline`), then "overall"
+across models.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from threadpoolctl import threadpool_limits
+
+from fedsearch import (
+    FederatedGridSearchCV, FederatedRandomizedSearchCV, FedPNESearchCV, FLoRASearchCV, LevelOrderSearchCV,
+    PFPNESearchCV, presets,
+)
+from fedsearch.algorithms.flora.local_search import make_local_search
+from fedsearch.algorithms.flora.surfaces import SURFACES
+from fedsearch.datasets import SPLITTERS, assign_parties, load_benchmark
+from fedsearch.research.metrics import compare_to_baseline, relative_regret
+
+from ._common import plot_boxes, print_table, search_record, seeds, write_runs
+
+DATASETS = ("pc3", "pollen", "electricity", "sonar", "heart_statlog", "oil_spill", "eeg_eye_state")
+QUICK_DATASETS = ("heart_statlog", "sonar")
+COMPETITORS = ("random", "fedpne", "levelorder", "pfpne", "alone")
+
+# Tables 7 (HGB), 8 (SVM, no electricity) and 9 (MLP), p = 3, T = 100: SSBaseline, Best, PMin,
+# PMax (balanced accuracy, %), gamma_p and the relative regret of each surface
+PAPER_TABLES = {
+    "hgb": {
+        "pc3": (58.99, 63.81, 61.67, 64.37, 1.04, 0.66, 0.72, 0.39, 0.38),
+        "pollen": (48.86, 52.21, 51.83, 52.64, 1.02, 0.43, 0.54, 0.43, 0.69),
+        "electricity": (87.75, 92.84, 88.42, 89.19, 1.01, 0.17, 0.14, 0.09, 0.12),
+        "sonar": (87.43, 91.25, 83.75, 88.33, 1.05, 1.33, 0.41, 0.92, 0.71),
+        "heart_statlog": (79.42, 85.58, 78.00, 86.50, 1.11, 0.69, 0.55, 0.89, 0.50),
+        "oil_spill": (63.22, 74.58, 68.16, 82.16, 1.21, 0.47, 1.13, 0.46, 0.61),
+        "eeg_eye_state": (89.96, 94.66, 91.80, 92.29, 1.01, 0.14, 0.12, 0.11, 0.12),
+    },
+    "svc": {
+        "pollen": (49.48, 50.30, 51.55, 53.55, 1.04, 1.35, 1.45, 2.84, 2.30),
+        "sonar": (80.20, 89.29, 83.33, 87.92, 1.06, 0.17, 0.17, 0.27, 0.17),
+        "heart_statlog": (83.67, 84.92, 77.00, 88.00, 1.14, 0.00, 0.00, 6.80, 0.67),
+        "oil_spill": (82.76, 86.54, 77.14, 88.45, 1.15, 1.28, 1.16, 1.12, 0.41),
+        "eeg_eye_state": (50.24, 60.51, 69.54, 71.72, 1.03, -0.01, -0.01, -0.02, -0.01),
+        "pc3": (74.03, 77.96, 75.26, 76.95, 1.02, 0.59, 0.79, 0.70, 0.79),
+    },
+    "mlp": {
+        "pollen": (50.39, 51.26, 51.46, 52.23, 1.02, 1.88, 1.45, 1.45, 1.31),
+        "electricity": (76.95, 78.06, 77.01, 77.39, 1.00, 0.24, 0.41, 0.16, 0.53),
+        "sonar": (61.63, 79.32, 69.17, 78.75, 1.14, 0.26, 0.55, 0.52, 0.39),
+        "heart_statlog": (72.17, 85.17, 79.50, 89.50, 1.13, 0.46, 0.37, 0.42, 0.28),
+        "oil_spill": (50.00, 65.22, 54.83, 63.63, 1.16, 0.80, 1.03, 1.00, 0.79),
+        "eeg_eye_state": (49.99, 51.66, 50.02, 51.84, 1.04, 0.99, 0.99, 0.99, 0.99),
+        "pc3": (50.00, 59.56, 53.47, 56.60, 1.06, 0.96, 1.00, 0.89, 0.90),
+    },
+}
+_PAPER_TABLE_NUMBER = {"hgb": 7, "svc": 8, "mlp": 9}
+_PAPER_COLUMNS = ("baseline", "best", "pmin", "pmax", "gamma_p", "sgm", "sgm+u", "mplm", "aplm")
+# Table 3 (p = 3, T = 100, seven datasets): wins/ties/losses against the baseline and the one-sided
+# Wilcoxon signed-rank test (statistic, p-value) of each surface, per model and overall
+PAPER_TABLE3 = {
+    "hgb": {"sgm": ("6/0/1", 26, 0.02126), "sgm+u": ("6/0/1", 27, 0.01400),
+            "mplm": ("7/0/0", 28, 0.00898), "aplm": ("7/0/0", 28, 0.00898)},
+    "svc": {"sgm": ("4/0/2", 18, 0.05793), "sgm+u": ("4/0/2", 17, 0.08648),
+            "mplm": ("3/0/3", 9, 0.62342), "aplm": ("5/0/1", 15, 0.17272)},
+    "mlp": {"sgm": ("6/0/1", 21, 0.11836), "sgm+u": ("4/1/2", 15, 0.17272),
+            "mplm": ("5/1/1", 18, 0.05793), "aplm": ("6/0/1", 24, 0.04548)},
+    "overall": {"sgm": ("16/0/4", 174, 0.00499), "sgm+u": ("14/1/5", 164, 0.00272),
+                "mplm": ("15/1/4", 141, 0.03206), "aplm": ("18/0/2", 183.5, 0.00169)},
+}
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--datasets", nargs="+", default=None, choices=DATASETS, metavar="NAME",
+                        help=f"datasets (default: all seven; quick: {' '.join(QUICK_DATASETS)})")
+    parser.add_argument("--models", nargs="+", default=["hgb"], choices=presets.names(),
+                        help="presets of App. D.2 (default: hgb)")
+    parser.add_argument("--n-iter", type=int, default=None,
+                        help="T, evaluations per party of every search, and of the centralised "
+                             "search (default 100, quick 10)")
+    parser.add_argument("--folds", type=int, default=None,
+                        help="k of the k-fold CV everywhere (default 10, quick 3)")
+    parser.add_argument("--parties", type=int, default=3, help="p (default 3)")
+    parser.add_argument("--split", default="iid", choices=SPLITTERS,
+                        help="how the pooled data is dealt to parties (default iid; label_skew: "
+                             "Dirichlet over each class; parity_skew / disjoint_labels: App. D.8's "
+                             "imb1 / imb2)")
+    parser.add_argument("--alpha", type=float, default=0.5,
+                        help="Dirichlet concentration of label_skew and quantity_skew (default 0.5)")
+    parser.add_argument("--raw-features", action="store_true",
+                        help="give SVC and MLP the raw features (default: a StandardScaler in "
+                             "front, fitted inside every fit on the party's own rows)")
+    parser.add_argument("--local-search", default="bo", help="the parties' local optimiser (default bo)")
+    parser.add_argument("--central-search", default="bo",
+                        help="optimiser of the centralised search that gives a* (default bo)")
+    parser.add_argument("--competitors", nargs="*", default=list(COMPETITORS), choices=COMPETITORS,
+                        help="searches at equal party budget to run beside FLoRA (default: all; "
+                             "the bare option runs FLoRA alone)")
+
+
+def _competitor(name, estimator, space, n_iter, cv, seed, n_jobs, flora):
+    """The search of competitor ``name``, unfitted (``alone``: its final federated round)."""
+    common = dict(scoring="balanced_accuracy", refit=False, cv=cv, random_state=seed, n_jobs=n_jobs)
+    if name == "random":
+        return FederatedRandomizedSearchCV(estimator, space, n_iter=n_iter, **common)
+    if name == "fedpne":
+        return FedPNESearchCV(estimator, space, n_iter=n_iter, **common)
+    if name == "levelorder":
+        return LevelOrderSearchCV(estimator, space, n_iter=n_iter, **common)
+    if name == "pfpne":
+        return PFPNESearchCV(estimator, space, n_iter=n_iter, final_fit=None, **common)
+    # "alone": every party's own best configuration of its local search, cross-validated on all
+    bests = []
+    for result in flora.local_results_.values():
+        scores = np.asarray(result["scores"], dtype=float)
+        if np.isfinite(scores).any():
+            params = result["params"][int(np.nanargmax(scores))]
+            if params not in bests:
+                bests.append(params)
+    grid = [{k: [v] for k, v in params.items()} for params in bests]
+    return FederatedGridSearchCV(estimator, grid, **{k: v for k, v in common.items() if k != "random_state"})
+
+
+def _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space, X, y, pooled) -> list[dict]:
+    """The long-format records of FLoRA's surfaces and every competitor on one split of the data."""
+    labels = assign_parties(y, args.parties, split=args.split, alpha=args.alpha, random_state=seed)
+    Xs = [X[labels == i] for i in range(args.parties)]
+    ys = [y[labels == i] for i in range(args.parties)]
+    cv = StratifiedKFold(k, shuffle=True, random_state=seed)
+    common = dict(model=model, dataset=name, split=args.split, seed=seed, T=n_iter, folds=k,
+                  parties=args.parties)
+    t0 = time.perf_counter()
+    flora = FLoRASearchCV(estimator, space, n_iter=n_iter, local_search=args.local_search, cv=cv,
+                          scoring="balanced_accuracy", refit=False, random_state=seed,
+                          n_jobs=args.n_jobs).fit(Xs, ys)
+    flora_time = time.perf_counter() - t0
+    local_best = [np.nanmax(r["scores"]) for r in flora.local_results_.values()]
+    context = dict(pmin=min(local_best), pmax=max(local_best), gamma=flora.heterogeneity_)
+    rows = []
+    for s in SURFACES:
+        row = search_record(flora, **common, method=s, **context)
+        del row["best_score"]  # the surfaces' picks have no federated score of their own
+        row.update(best_params=flora.surface_params_[s], time=flora_time)
+        rows.append(row)
+    for c in args.competitors:
+        t0 = time.perf_counter()
+        search = _competitor(c, estimator, space, n_iter, cv, seed, args.n_jobs, flora).fit(Xs, ys)
+        row = search_record(search, **common, method=c, **context)
+        row["time"] = time.perf_counter() - t0 + (flora_time if c == "alone" else 0.0)
+        rows.append(row)
+    for row in rows:
+        row.update(score=pooled(row["best_params"]), baseline=pooled.baseline, best=pooled.best)
+        row["regret"] = relative_regret(row["score"], pooled.best, pooled.baseline)
+    return rows
+
+
+class _PooledScores:
+    """k-fold CV balanced accuracy on the pooled data (the emulated final federated training).
+
+    Each configuration is scored once per model and dataset. ``baseline`` is ``b``, the default
+    configuration's score; ``best`` is ``a*``, the best score of a centralised search of
+    ``n_iter`` configurations with the local optimiser ``method`` (seed 0).
+    """
+
+    def __init__(self, estimator, X, y, folds, n_jobs, *, default, space, n_iter, method):
+        self.estimator, self.X, self.y, self.folds, self.n_jobs = estimator, X, y, folds, n_jobs
+        self._cache = {}
+        self.baseline = self(default)
+        searcher = make_local_search(method, space, seed=0)
+        self.best = -np.inf
+        for _ in range(n_iter):
+            u = searcher.ask()
+            score = self(space.to_params(u))
+            searcher.tell(u, score)
+            self.best = max(self.best, score)  # a NaN (every fold failed) never wins
+
+    def __call__(self, params) -> float:
+        key = repr(sorted(params.items()))
+        if key not in self._cache:
+            est = clone(self.estimator).set_params(**params)
+            try:
+                self._cache[key] = float(cross_val_score(est, self.X, self.y, cv=self.folds, n_jobs=self.n_jobs,
+                                                         scoring="balanced_accuracy").mean())
+            except ValueError:  # every fold failed
+                self._cache[key] = float("nan")
+        return self._cache[key]
+
+
+def run(args) -> None:
+    quick = args.quick
+    names = args.datasets or (QUICK_DATASETS if quick else DATASETS)
+    n_iter = args.n_iter or (10 if quick else 100)
+    k = args.folds or (3 if quick else 10)
+    run_seeds = seeds(args, 3)
+    print(f"FLoRA protocol: models={' '.join(args.models)}, p={args.parties}, split={args.split}"
+          + (f" (alpha={args.alpha})" if args.split in ("label_skew", "quantity_skew") else "")
+          + f", T={n_iter}, {k}-fold CV, balanced accuracy, local search={args.local_search}, "
+          f"centralised search={args.central_search}, competitors={' '.join(args.competitors) or '-'}, "
+          f"seeds={run_seeds}")
+    rows = []
+    with threadpool_limits(1):  # one thread per process: HGB's OpenMP threads thrash a shared box
+        for model in args.models:
+            estimator, space, default = presets.get(model, scaled=model != "hgb" and not args.raw_features)
+            for key in estimator.get_params():  # HGB's early-stopping split, MLP's initialisation
+                if key.endswith("random_state"):
+                    estimator.set_params(**{key: 0})
+            for name in names:
+                t0 = time.perf_counter()
+                data = load_benchmark(name, args.data_dir)
+                X, y = data.data, data.target
+                pooled = _PooledScores(estimator, X, y, StratifiedKFold(k, shuffle=True, random_state=0),
+                                       args.n_jobs, default=default, space=space, n_iter=n_iter,
+                                       method=args.central_search)
+                print(f"{model} {name}: baseline {100 * pooled.baseline:.2f}, centralised best "
+                      f"{100 * pooled.best:.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
+                for seed in run_seeds:
+                    t0 = time.perf_counter()
+                    try:
+                        runs = _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space,
+                                                  X, y, pooled)
+                    except ValueError as exc:  # e.g. a skewed split left a party with one class
+                        rows.append({"model": model, "dataset": name, "split": args.split, "seed": seed,
+                                     "method": "-", "status": f"failed: {exc}"})
+                        print(f"  seed {seed}: no run, {exc}", flush=True)
+                        continue
+                    rows.extend(runs)
+                    print(f"  seed {seed}: gamma_p {runs[0]['gamma']:.3f}, regret "
+                          + ", ".join(f"{r['method']} {r['regret']:.2f}" for r in runs)
+                          + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    _report(args, rows, names)
+
+
+def _methods(args) -> list[str]:
+    return [*SURFACES, *args.competitors]
+
+
+def _mean_regret(rows, **where) -> float:
+    values = [r["regret"] for r in rows if all(r[k] == v for k, v in where.items())]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def _report(args, rows: list[dict], names) -> None:
+    methods = _methods(args)
+    for model in args.models:
+        paper = PAPER_TABLES[model] if args.split == "iid" else {}
+        table = []
+        for name in names:
+            runs = [r for r in rows if r["model"] == model and r["dataset"] == name and r["status"] == "ok"]
+            if not runs:
+                table.append({"dataset": name, "seeds": 0})
+                continue
+            line = {"dataset": name, "seeds": len({r["seed"] for r in runs}),
+                    "baseline": 100 * runs[0]["baseline"], "best": 100 * runs[0]["best"],
+                    "gamma_p": float(np.mean([r["gamma"] for r in runs]))}
+            ref = dict(zip(_PAPER_COLUMNS, paper[name])) if name in paper else {}
+            for key in ("baseline", "best", "gamma_p"):
+                line[key] = f"{line[key]:.2f}" + (f" ({ref[key]:.2f})" if ref else "")
+            for m in methods:
+                line[m] = f"{_mean_regret(runs, method=m):.2f}" + (f" ({ref[m]:.2f})" if m in ref else "")
+            table.append(line)
+        line = {"dataset": f"mean over {len(names)}"}
+        shared = [n for n in names if n in paper]
+        for m in methods:
+            line[m] = f"{np.mean([_mean_regret(rows, model=model, dataset=n, method=m) for n in names]):.2f}"
+            if m in _PAPER_COLUMNS and shared:
+                line[m] += f" ({np.mean([paper[n][_PAPER_COLUMNS.index(m)] for n in shared]):.2f})"
+        table.append(line)
+        print_table(table, ["dataset", "seeds", "baseline", "best", "gamma_p", *methods],
+                    title=f"{model}: relative regret, mean over seeds"
+                          + (f" (paper's Table {_PAPER_TABLE_NUMBER[model]} in brackets)" if paper else "")
+                          + "; baseline / best: pooled balanced accuracy %")
+    print_table(_table3(args, rows, names), ["model", "method", "regret IQR", "W/T/L", "Wilcoxon stat, p"],
+                title="Against the default, across datasets (as Table 3"
+                      + ("; the paper's values in brackets: its seven datasets (six for SVM), p = 3, "
+                         "T = 100" if args.split == "iid" else "") + ")")
+    write_runs(args, rows)
+    for model in args.models:
+        plot_boxes(args, f"flora_regret_{model}",
+                   {m: [r["regret"] for r in rows if r["model"] == model and r["method"] == m] for m in methods},
+                   ylabel="relative regret", reference=(1.0, "default configuration"),
+                   title=f"FLoRA protocol, {model}, {args.split}: regret per run")
+
+
+def _table3(args, rows, names) -> list[dict]:
+    """Table 3's rows: one per model and method, then "overall" across models."""
+    out = []
+    groups = [(m, [m]) for m in args.models] + ([("overall", args.models)] if len(args.models) > 1 else [])
+    for label, models in groups:
+        for method in _methods(args):
+            regrets = [_mean_regret(rows, model=m, dataset=n, method=method) for m in models for n in names]
+            c = compare_to_baseline(regrets)
+            ref = PAPER_TABLE3.get(label, {}).get(method) if args.split == "iid" else None
+            out.append({"model": label, "method": method,
+                        "regret IQR": f"[{c['q1']:.2f}, {c['median']:.2f}, {c['q3']:.2f}]",
+                        "W/T/L": f"{c['wins']}/{c['ties']}/{c['losses']}" + (f" ({ref[0]})" if ref else ""),
+                        "Wilcoxon stat, p": f"{c['statistic']:g}, {c['pvalue']:.4f}"
+                                            + (f" ({ref[1]}, {ref[2]:.4f})" if ref else "")})
+    return out

@@ -1,0 +1,315 @@
+"""Fed-PNE: federated phased node elimination (Li, Song, Honorio, Lin, *Federated X-Armed Bandit*).
+
+The server (Algorithm 2) keeps a set ``K^p`` of active nodes of a hierarchical partition. Each
+phase it deepens ``K^p`` until enough pulls are needed, has every party pull every active node
+``t = ceil(tau_h / M)`` times (Algorithm 1), averages the parties' local means into global means,
+eliminates the nodes that are worse than the best by more than the confidence widths and the
+node's smoothness (eq. 1), and moves on to the children of the survivors. One phase is one
+communication round, so the rounds grow like ``log T``.
+
+The node bookkeeping (:class:`NodeStatistics`, :func:`tau`, :func:`confidence_width`,
+:func:`eliminate`) is kept apart from the state machine so that other phased-elimination
+algorithms (PF-PNE) reuse it.
+"""
+
+from __future__ import annotations
+
+import math
+import numpy as np
+
+from ... import _validation as v
+from ..._random import as_generator
+from ...messages import EvaluateTask
+from ...strategy import Strategy, register_strategy
+from ..xarmed.nodes import PULLS, NodeStatistics, Phase, check_weights
+from ..xarmed.tree import Nodes, Partition
+
+__all__ = [
+    "FedPNEStrategy", "tau", "confidence_width", "eliminate", "spread",
+    "dp_noise_std",
+]
+
+# --------------------------------------------------------------------------- formulas of the paper
+def _log_term(horizon: int, c1: float, delta: float) -> float:
+    """``log(c1 T / delta)``, floored at 0 (the paper assumes ``c1 T / delta > 1``)."""
+    return max(math.log(c1 * horizon / delta), 0.0)
+
+
+def tau(depth, *, horizon: int, nu1: float, rho: float, c: float, c1: float, delta: float):
+    """Pulls a node of depth ``h`` needs: ``tau_h = ceil(c^2 log(c1 T / delta) / nu1^2 * rho^(-2h))``.
+
+    Fed-PNE Sec. 3.1 (and eq. 3); ``T`` is ``horizon``, the per-party budget of pulls.
+    """
+    h = np.asarray(depth, dtype=float)
+    value = np.ceil(c**2 * _log_term(horizon, c1, delta) / nu1**2 * rho ** (-2.0 * h))
+    return value.astype(np.int64) if value.ndim else int(value)
+
+
+def confidence_width(n_pulls, *, horizon: int, c: float, c1: float, delta: float) -> np.ndarray:
+    """``b_{h,i} = c sqrt(log(c1 T / delta) / T_{h,i})`` (Fed-PNE eq. 1); infinite for no pull."""
+    n = np.asarray(n_pulls, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return c * np.sqrt(_log_term(horizon, c1, delta) / n)
+
+
+def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
+    """The elimination set of Fed-PNE eq. 1, as a boolean mask over the nodes.
+
+    ``(h, i)`` is eliminated when ``mu_{h,i} + b_{h,i} + nu1 rho^h < mu_{h^p,i^p} - b_{h^p,i^p}``,
+    ``(h^p, i^p)`` being the node of highest mean (Algorithm 2, lines 15-16). A node without an
+    estimate (NaN mean: every pull of some party failed) is eliminated too; when no node has an
+    estimate nothing is.
+    """
+    means = np.asarray(means, dtype=float)
+    widths = np.asarray(widths, dtype=float)
+    if not np.any(np.isfinite(means)):
+        return np.zeros(len(means), dtype=bool)
+    best = int(np.nanargmax(means))
+    upper = means + widths + nu1 * rho ** np.asarray(depth, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return ~(upper >= means[best] - widths[best])
+
+
+def spread(budget: int, n_nodes: int, rng: np.random.Generator) -> np.ndarray:
+    """Pulls of a budget-truncated phase: ``budget`` spread evenly over ``n_nodes`` nodes, a seeded
+    random subset of ``budget mod n_nodes`` nodes getting one more (all of them pulled when
+    ``budget >= n_nodes``, only ``budget`` random ones once otherwise)."""
+    pulls = np.full(n_nodes, budget // n_nodes, dtype=np.int64)
+    pulls[rng.permutation(n_nodes)[: budget % n_nodes]] += 1
+    return pulls
+
+
+def dp_noise_std(epsilon: float, delta: float) -> float:
+    """``sigma = sqrt(2 log(1.25 / delta)) / epsilon``: the Gaussian mechanism of DP-Fed-PNE
+    (App. D.2, Theorem D.1)."""
+    return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+# --------------------------------------------------------------------------- the strategy
+@register_strategy("fedpne")
+class FedPNEStrategy(Strategy):
+    """Fed-PNE and DP-Fed-PNE (Algorithms 1-4 of the Fed-PNE paper) as a server-side strategy.
+
+    Each phase is one round. The server expands the active set ``K^p`` while
+    ``|K^p| tau_h <= M`` or ``tau_h <= 1`` (Algorithm 2, lines 5-8), asks every party to pull each
+    active node ``t = ceil(tau_h / M)`` times (line 9), averages the parties' local means into
+    global means (line 13), eliminates by eq. 1 and keeps the children of the survivors (lines
+    15-17). ``h`` is the depth of the nodes of ``K^p`` (the text's "tau_h ... for each node on
+    depth h"; the extra ``h = h + 1`` of Algorithm 2, line 4 would count one level too deep).
+
+    **Pull points.** The server draws the points (seeded) and sends the *same* points to every
+    party, so every point of a phase is evaluated by every party (complete ``cv_results_`` rows
+    and unbiased global means). ``pull="uniform"`` draws a uniformly random point of the node per
+    pull (Bubeck et al. 2011); ``pull="center"`` repeats the node's centre (Azar et al. 2014; the
+    choice of the regret analysis).
+
+    **Budget.** ``n_iter`` is ``T``, the number of evaluations of each party, and is never
+    exceeded. A phase that would need more than the remaining ``R`` pulls is cut to exactly
+    ``R``: every node gets ``floor(R / |K^p|)`` pulls and a seeded random subset of
+    ``R mod |K^p|`` nodes one more, so the whole budget is spent and the nodes keep comparable
+    estimates (eq. 1 uses each node's own ``T_{h,i}``); when ``R < |K^p|`` only ``R`` random nodes
+    are pulled once. That truncated phase is the last one; its eliminations are recorded like any
+    other.
+
+    **Recommendation.** The centre of the node with the highest lower confidence bound
+    ``mu_{h,i} - b_{h,i}`` among the nodes of the last two phases with estimates (in a complete
+    phase all nodes have the same ``T_{h,i}``, so this is the phase's best node ``(h^p, i^p)``;
+    the bound keeps a thinly pulled truncated phase from overriding the phase before it). Before
+    any reply: the centre of the cube. Fed-PNE optimises the global objective, so every party gets
+    the same recommendation.
+
+    **Failures.** A party whose reply has ``error`` set (or is missing) is left out of that phase's
+    global means and listed in ``failures_``; a NaN reward is a failed pull. A node on which a
+    replying party has no finite reward gets a NaN mean and is eliminated (unless no node of the
+    phase has a mean: then none is). When no party replies the phase is repeated (while budget
+    remains).
+
+    **DP-Fed-PNE** (App. D.2). With ``dp_epsilon`` and ``dp_delta`` each *party* adds
+    independent Gaussian noise ``N(0, sigma^2)``, ``sigma^2 = 2 log(1.25 / dp_delta) /
+    dp_epsilon^2``, to every reward before replying (Algorithm 3, line 8; the server never sees a
+    clean reward). By Theorem D.1 the algorithm is then ``(epsilon, delta, M)``-federated
+    differentially private: the actions released after time ``t`` change by at most a factor
+    ``e^epsilon`` (plus ``delta``) when one reward of one party changes. This assumes rewards in
+    ``[0, 1]`` (sensitivity 1) and that each node's statistics are released once, which holds
+    here (a repeated phase after a round where every party failed re-pulls nodes whose first
+    pulls were never aggregated). The theory widens ``c`` to ``sqrt(4 + 16 sigma^2)``
+    (Lemma D.3); ``c`` is left as given.
+
+    Parameters
+    ----------
+    n_dims : int
+        Dimension of the unit cube.
+    n_parties : int
+        ``M``.
+    n_iter : int
+        ``T``: evaluations per party (the time horizon of the paper).
+    nu1 : float, default=1.0
+        Smoothness: the diameter of a node of depth ``h`` is at most ``nu1 rho^h``.
+    rho : float, default=0.5
+        Smoothness ratio in ``(0, 1)``.
+    c : float, default=0.1
+        Confidence constant of ``tau_h`` and ``b_{h,i}`` (App. E.1.3).
+    c1 : float, default=1.0
+        Confidence constant inside the logarithm (App. E.1.3).
+    delta : float or None, default=None
+        Confidence ``delta``; ``None`` is ``1 / M``, the choice of Theorem 3.1.
+    split : {"random", "longest"}, default="random"
+        Partition rule (see :class:`~fedsearch.algorithms.xarmed.tree.Partition`); binary.
+    pull : {"uniform", "center"}, default="uniform"
+        Where a pull evaluates the objective inside a node.
+    dp_epsilon, dp_delta : float or None, default=None
+        Privacy budget of DP-Fed-PNE; both or neither.
+    weights : array-like of shape (n_parties,) or None, default=None
+        Weights of the parties in the global means (e.g. their sample counts); None is the
+        paper's plain mean ``f = (1/M) sum_m f_m``. ``b_{h,i}`` is kept as in the paper.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seeds the partition, the pull points, the truncation and the parties' DP noise.
+
+    Attributes
+    ----------
+    partition : Partition
+    phases_ : list of Phase
+        Every aggregated phase, in order.
+    failures_ : list of tuple
+        ``(round, party, message)`` of each unusable reply.
+    spent_ : int
+        Evaluations asked of each party so far.
+    noise_std_ : float
+        ``sigma`` of the parties' DP noise (0 without DP).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fedsearch.messages import EvaluateReply
+    >>> from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy
+    >>> strategy = FedPNEStrategy(n_dims=1, n_parties=3, n_iter=200, random_state=0)
+    >>> round = 0
+    >>> while (tasks := strategy.configure(round)) is not None:
+    ...     replies = {p: EvaluateReply(scores=1 - (task.points[:, 0] - 0.3) ** 2, n_samples=1)
+    ...                for p, task in tasks.items()}
+    ...     strategy.aggregate(round, replies)
+    ...     round += 1
+    >>> strategy.spent_
+    200
+    >>> bool(abs(strategy.recommend()[0] - 0.3) < 0.05)
+    True
+    """
+
+    def __init__(self, n_dims, n_parties, n_iter, *, nu1=1.0, rho=0.5, c=0.1, c1=1.0, delta=None,
+                 split="random", pull="uniform", dp_epsilon=None, dp_delta=None, weights=None,
+                 random_state=None):
+        owner = type(self).__name__
+        for name, value in (("n_parties", n_parties), ("n_iter", n_iter)):
+            v.check_value(owner, name, value, v.POSITIVE_INT)
+        for name, value in (("nu1", nu1), ("c", c), ("c1", c1)):
+            v.check_value(owner, name, value, v.POSITIVE)
+        v.check_value(owner, "rho", rho, v.OPEN_UNIT)
+        v.check_value(owner, "delta", delta, v.OPEN_UNIT, v.NONE)
+        v.check_value(owner, "pull", pull, v.options(*PULLS))
+        if (dp_epsilon is None) != (dp_delta is None):
+            raise ValueError("DP-Fed-PNE needs both dp_epsilon and dp_delta (or neither).")
+        if dp_epsilon is not None:
+            v.check_value(owner, "dp_epsilon", dp_epsilon, v.POSITIVE)
+            v.check_value(owner, "dp_delta", dp_delta, v.OPEN_UNIT)
+        self.n_parties, self.n_iter = int(n_parties), int(n_iter)
+        self.weights = check_weights(owner, weights, self.n_parties)
+        self.nu1, self.rho, self.c, self.c1 = float(nu1), float(rho), float(c), float(c1)
+        self.delta = 1.0 / self.n_parties if delta is None else float(delta)
+        self.pull = pull
+        self.noise_std_ = 0.0 if dp_epsilon is None else dp_noise_std(dp_epsilon, dp_delta)
+        self._rng = as_generator(random_state)
+        self.partition = Partition(n_dims, split=split, random_state=self._rng)
+        self.phases_: list[Phase] = []
+        self.failures_: list[tuple] = []
+        self.spent_ = 0
+        self._active = self.partition.root()  # K^1 = {(0, 1)}
+        self._plan = None
+        self._done = False
+
+    # ------------------------------------------------------------------ formulas bound to the parameters
+    def tau(self, depth):
+        """``tau_h`` with this strategy's constants (Sec. 3.1)."""
+        return tau(depth, horizon=self.n_iter, nu1=self.nu1, rho=self.rho, c=self.c, c1=self.c1,
+                   delta=self.delta)
+
+    def confidence_width(self, n_pulls) -> np.ndarray:
+        """``b_{h,i}`` with this strategy's constants (eq. 1)."""
+        return confidence_width(n_pulls, horizon=self.n_iter, c=self.c, c1=self.c1, delta=self.delta)
+
+    def _expand(self, nodes: Nodes, remaining: int) -> Nodes:
+        """Algorithm 2, lines 5-8: deepen until ``|K^p| tau_h > M`` and ``tau_h > 1``.
+
+        Also stops before the children would outnumber the ``remaining`` pulls of a party (they
+        could not all be pulled once), which bounds the memory when ``c`` is tiny.
+        """
+        while (len(nodes) and nodes.depth[0] < self.partition.max_depth
+               and len(nodes) * self.partition.k <= remaining):
+            t_h = self.tau(nodes.depth[0])
+            if not (len(nodes) * t_h <= self.n_parties or t_h <= 1):
+                break
+            nodes = self.partition.children(nodes)
+        return nodes
+
+    # ------------------------------------------------------------------ Strategy protocol
+    def configure(self, round):
+        if self._plan is not None and self._plan["round"] == round:
+            return self._plan["tasks"]
+        remaining = self.n_iter - self.spent_
+        if self._done or remaining <= 0 or not len(self._active):
+            self._done = True
+            return None
+        nodes = self._active = self._expand(self._active, remaining)
+        # t_{m,h,i} = ceil(tau_h / M) (line 9); at least 1 when log(c1 T / delta) <= 0 makes tau_h 0
+        t = max(1, -(-self.tau(nodes.depth[0]) // self.n_parties))
+        pulls = np.full(len(nodes), t, dtype=np.int64)
+        truncated = len(nodes) * t > remaining
+        if truncated:  # the budget-truncated last phase (see the class docstring)
+            pulls = spread(remaining, len(nodes), self._rng)
+        points = nodes.sample(pulls, self._rng, self.pull)
+        points.setflags(write=False)
+        seeds = (self._rng.integers(2**32, size=self.n_parties) if self.noise_std_ > 0
+                 else [None] * self.n_parties)
+        tasks = {p: EvaluateTask(points, noise_std=self.noise_std_,
+                                 seed=None if seeds[p] is None else int(seeds[p]))
+                 for p in range(self.n_parties)}
+        self.spent_ += int(pulls.sum())
+        self._plan = {"round": round, "tasks": tasks, "nodes": nodes, "pulls": pulls,
+                      "truncated": truncated}
+        return tasks
+
+    def aggregate(self, round, replies):
+        plan, self._plan = self._plan, None
+        if plan is None or plan["round"] != round:
+            raise RuntimeError(f"aggregate({round}) without a matching configure({round}).")
+        nodes, pulls = plan["nodes"], plan["pulls"]
+        stats = NodeStatistics.from_replies(replies, self.n_parties, pulls)
+        self.failures_.extend((round, p, msg) for p, msg in sorted(stats.failures.items()))
+        means = stats.global_means(self.weights)
+        widths = self.confidence_width(stats.n_pulls)
+        if plan["truncated"]:  # a node the budget left unpulled is not judged
+            eliminated = np.zeros(len(nodes), dtype=bool)
+            pulled = pulls > 0
+            eliminated[pulled] = eliminate(means[pulled], widths[pulled], nodes.depth[pulled],
+                                           nu1=self.nu1, rho=self.rho)
+        else:
+            eliminated = eliminate(means, widths, nodes.depth, nu1=self.nu1, rho=self.rho)
+        self.phases_.append(Phase(round, nodes, pulls, stats, means, widths, eliminated,
+                                  plan["truncated"]))
+        if plan["truncated"]:
+            self._done = True
+        elif stats.replied.any():  # K^{p+1}: children of K^p \ E^p (line 17)
+            self._active = self.partition.children(nodes[~eliminated])
+        # no party replied: K^p stays active and the phase is repeated
+
+    def recommend(self, party=None):
+        candidates = [ph for ph in self.phases_ if np.any(np.isfinite(ph.means))][-2:]
+        if not candidates:
+            return np.full(self.partition.n_dims, 0.5)
+        lcb = np.concatenate([ph.means - ph.widths for ph in candidates])
+        centers = np.concatenate([ph.nodes.centers for ph in candidates])
+        return centers[int(np.nanargmax(lcb))].copy()
+
+    @property
+    def n_phases(self) -> int:
+        """Phases aggregated so far (one communication round each)."""
+        return len(self.phases_)

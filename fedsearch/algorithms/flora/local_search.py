@@ -1,0 +1,229 @@
+"""A party's own hyper-parameter search on the unit cube (FLoRA, 004_*.txt, Algorithm 1 line 3).
+
+Every local searcher follows one small ask/tell interface::
+
+    searcher = make_local_search("bo", space, seed=0)
+    for _ in range(n_iter):
+        u = searcher.ask()              # a point of [0, 1]^d (canonical when a space is known)
+        searcher.tell(u, score)         # the party's objective at u, higher is better, NaN = failed
+
+Two searchers are built in: ``"random"`` (uniform points of the cube, i.e. the user's prior) and
+``"bo"`` (the adaptive default: Gaussian-process Bayesian optimisation with expected improvement).
+Any other searcher is plugged in with :func:`register_local_search`; the task that asks a party to
+search only carries the searcher's *name*, so it stays plain serialisable data, and a remote party
+registers the same name on its side.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable, Protocol
+
+import numpy as np
+from scipy import stats
+from scipy.stats import qmc
+
+from ...space import SearchSpace
+
+__all__ = [
+    "LocalSearcher", "RandomLocalSearch", "BayesianLocalSearch", "make_local_search",
+    "register_local_search", "local_search_methods",
+]
+
+
+class LocalSearcher(Protocol):
+    """The interface of a party's local optimiser (maximises the score)."""
+
+    def ask(self) -> np.ndarray:
+        """The next point of the unit cube to evaluate."""
+
+    def tell(self, point, score: float) -> None:
+        """The objective at ``point`` (higher is better; NaN when the evaluation failed)."""
+
+
+class RandomLocalSearch:
+    """Uniform random points of the unit cube (the user's prior through the space's quantiles).
+
+    Parameters
+    ----------
+    space : SearchSpace
+    seed : int or None, default=None
+
+    Examples
+    --------
+    >>> from fedsearch import SearchSpace
+    >>> from scipy.stats import uniform
+    >>> searcher = RandomLocalSearch(SearchSpace({"x": uniform(0, 1)}), seed=0)
+    >>> u = searcher.ask()
+    >>> searcher.tell(u, 0.5)
+    >>> u.shape
+    (1,)
+    """
+
+    def __init__(self, space: SearchSpace, seed=None):
+        self.space = space
+        self.rng = np.random.default_rng(seed)
+
+    def ask(self) -> np.ndarray:
+        return self.space.canonical(self.rng.random(self.space.n_dims))
+
+    def tell(self, point, score: float) -> None:
+        """Random search ignores the scores."""
+
+
+class BayesianLocalSearch:
+    """Bayesian optimisation on the unit cube: a Gaussian process and expected improvement.
+
+    The first ``n_initial`` points are a Latin hypercube. Afterwards each :meth:`ask` fits a
+    Gaussian process (constant x Matern-5/2 with one length scale per coordinate, plus white
+    noise, on standardised scores) to every point told so far and returns the maximiser of the
+    expected improvement (Jones et al. 1998)
+
+        EI(u) = (mu(u) - y* - xi) Phi(z) + sigma(u) phi(z),   z = (mu(u) - y* - xi) / sigma(u),
+
+    over ``n_candidates`` uniform points plus Gaussian perturbations of the five best points told
+    (local refinement, steps of 0.1 and 0.02). Points are snapped to valid configurations
+    (:meth:`SearchSpace.canonical`) and a configuration already evaluated is never proposed
+    again while a new one is available. Failed evaluations (NaN scores) are modelled as the
+    worst score seen, which steers the search away from them.
+
+    Parameters
+    ----------
+    space : SearchSpace
+    seed : int or None, default=None
+    n_initial : int, default=10
+        Space-filling points before the model is used.
+    n_candidates : int, default=1000
+        Uniform candidates of the acquisition optimiser per :meth:`ask`.
+    xi : float, default=0.01
+        Exploration margin of the expected improvement, in units of the score's std.
+
+    Examples
+    --------
+    >>> from fedsearch import SearchSpace
+    >>> from scipy.stats import uniform
+    >>> space = SearchSpace({"x": uniform(0, 1)})
+    >>> searcher = BayesianLocalSearch(space, seed=0, n_initial=3)
+    >>> for _ in range(12):
+    ...     u = searcher.ask()
+    ...     searcher.tell(u, -(u[0] - 0.3) ** 2)
+    >>> bool(abs(searcher.best_point()[0] - 0.3) < 0.05)
+    True
+    """
+
+    def __init__(self, space: SearchSpace, seed=None, *, n_initial=10, n_candidates=1000, xi=0.01):
+        self.space = space
+        self.rng = np.random.default_rng(seed)
+        self.n_initial = n_initial
+        self.n_candidates = n_candidates
+        self.xi = xi
+        self._initial = qmc.LatinHypercube(d=space.n_dims, seed=self.rng).random(n_initial)
+        self._points: list[np.ndarray] = []
+        self._scores: list[float] = []
+
+    def tell(self, point, score: float) -> None:
+        self._points.append(np.asarray(point, dtype=float))
+        self._scores.append(float(score))
+
+    def best_point(self) -> np.ndarray:
+        """The best point told so far."""
+        return self._points[int(np.nanargmax(self._scores))].copy()
+
+    def ask(self) -> np.ndarray:
+        n = len(self._points)
+        scores = np.asarray(self._scores, dtype=float)
+        if n < self.n_initial or np.sum(np.isfinite(scores)) < 2:
+            u = self._initial[n] if n < self.n_initial else self.rng.random(self.space.n_dims)
+            return self._new(np.atleast_2d(u))
+        return self._new(self._by_expected_improvement(np.array(self._points), scores))
+
+    # ------------------------------------------------------------------ internals
+    def _by_expected_improvement(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Candidates sorted by decreasing expected improvement."""
+        from sklearn.gaussian_process import GaussianProcessRegressor
+        from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
+
+        y = np.where(np.isfinite(y), y, np.nanmin(y))  # a failure counts as the worst score seen
+        std = y.std()
+        z = (y - y.mean()) / (std if std > 0 else 1.0)
+        d = X.shape[1]
+        kernel = (ConstantKernel(1.0, (1e-2, 1e2)) * Matern(np.full(d, 0.3), (1e-2, 1e1), nu=2.5)
+                  + WhiteKernel(1e-2, (1e-6, 1e0)))
+        gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=0,
+                                      random_state=int(self.rng.integers(2**31)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # length scales at their bounds are harmless here
+            gp.fit(X, z)
+
+        best = X[np.argsort(-z)[:5]]
+        local = np.concatenate([
+            np.clip(best[:, None, :] + self.rng.normal(0, step, (len(best), 50, d)), 0, 1).reshape(-1, d)
+            for step in (0.1, 0.02)
+        ])
+        cand = np.vstack([self.rng.random((self.n_candidates, d)), local])
+        mu, sigma = gp.predict(cand, return_std=True)
+        sigma = np.maximum(sigma, 1e-9)
+        imp = mu - z.max() - self.xi
+        t = imp / sigma
+        ei = imp * stats.norm.cdf(t) + sigma * stats.norm.pdf(t)
+        return cand[np.argsort(-ei, kind="stable")]
+
+    def _new(self, ordered: np.ndarray) -> np.ndarray:
+        """The first of ``ordered`` whose configuration was not evaluated yet (canonical)."""
+        seen = {tuple(np.round(p, 12)) for p in self._points}
+        for u in ordered[:50]:
+            c = self.space.canonical(u)
+            if tuple(np.round(c, 12)) not in seen:
+                return c
+        for _ in range(100):  # a small discrete space may be exhausted near the optimum
+            c = self.space.canonical(self.rng.random(self.space.n_dims))
+            if tuple(np.round(c, 12)) not in seen:
+                return c
+        return self.space.canonical(ordered[0])
+
+
+_METHODS: dict[str, Callable] = {"random": RandomLocalSearch, "bo": BayesianLocalSearch}
+
+
+def register_local_search(name: str, factory: Callable) -> None:
+    """Make ``factory(space, seed) -> LocalSearcher`` available to parties as ``name``.
+
+    Examples
+    --------
+    >>> class Centre(RandomLocalSearch):
+    ...     def ask(self):
+    ...         return self.space.canonical([0.5] * self.space.n_dims)
+    >>> register_local_search("centre", Centre)
+    >>> "centre" in local_search_methods()
+    True
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"A local search name must be a non-empty string. Got {name!r}.")
+    if not callable(factory):
+        raise TypeError(f"The factory of local search {name!r} must be callable. Got {factory!r}.")
+    _METHODS[name] = factory
+
+
+def local_search_methods() -> list[str]:
+    """The names :func:`make_local_search` knows."""
+    return sorted(_METHODS)
+
+
+def local_search_factory(method: str) -> Callable:
+    """The factory ``(space, seed) -> LocalSearcher`` registered as ``method``.
+
+    The party resolves the name where it assembles its work, and the factory itself travels with
+    the unit of work: a worker process (loky, dask, ray) never looks a name up in a registry that
+    only the party's process filled.
+    """
+    if method not in _METHODS:
+        raise ValueError(
+            f"Unknown local search {method!r}; known: {local_search_methods()} "
+            f"(add one with fedsearch.algorithms.flora.local_search.register_local_search)."
+        )
+    return _METHODS[method]
+
+
+def make_local_search(method: str, space: SearchSpace, seed=None) -> LocalSearcher:
+    """A fresh searcher ``method`` over ``space`` seeded with ``seed``."""
+    return local_search_factory(method)(space, seed)

@@ -1,0 +1,108 @@
+"""FLoRA's party side: a party's own adaptive search, answered by any party (data or synthetic)
+through the :class:`~fedsearch.party.objective.LocalObjective` protocol."""
+
+from __future__ import annotations
+
+import numbers
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...party import Unit, register_handler
+from ...space import point_key
+from .local_search import local_search_factory, local_search_methods
+from .tasks import LocalSearchReply, LocalSearchTask
+
+__all__ = ["run_local_search"]
+
+
+@dataclass
+class _SearchOutput:
+    trials: list  # (canonical point, summary, repeated?)
+    error: str | None = None
+
+
+def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, seed) -> _SearchOutput:
+    """A party's local search (runs in one worker): ask, evaluate, tell (Algorithm 1, line 3).
+
+    ``evaluate(point) -> summary`` is the party's :meth:`LocalObjective.evaluator`. A
+    configuration proposed again is not re-evaluated (its summary is reused) but still counts as
+    one of the ``n_iter`` trials. ``factory(space, seed)`` builds the local searcher.
+    """
+    trials, seen = [], {}
+    try:
+        searcher = factory(space, seed)
+        for _ in range(n_iter):
+            u = space.canonical(searcher.ask())
+            key = point_key(u)
+            repeated = key in seen
+            summary = trials[seen[key]][1] if repeated else evaluate(u)
+            if not repeated:
+                seen[key] = len(trials)
+            failed = summary["test"] is None
+            trials.append((u, summary, repeated))
+            if failed and stop_on_error:
+                break
+            searcher.tell(u, np.nan if failed else float(summary["test"][metric]))
+    except Exception as exc:  # noqa: BLE001 - a failing search is data, not a crash
+        return _SearchOutput(trials, "".join(traceback.format_exception_only(exc)).strip())
+    return _SearchOutput(trials)
+
+
+def _units_local_search(party, task: LocalSearchTask) -> list[Unit]:
+    if not isinstance(task.n_iter, numbers.Integral) or task.n_iter < 1:
+        raise ValueError(f"Party {party.party_id!r} got n_iter={task.n_iter!r}; it must be a positive int.")
+    if task.n_best is not None and (not isinstance(task.n_best, numbers.Integral) or task.n_best < 1):
+        raise ValueError(f"Party {party.party_id!r} got n_best={task.n_best!r}; it must be None or a positive int.")
+    if task.method not in local_search_methods():
+        raise ValueError(f"Party {party.party_id!r} does not know the local search {task.method!r}; "
+                         f"it knows {local_search_methods()}.")
+    return [Unit(run_local_search, (
+        party.evaluator(task.seed), party.space, party.metric, party.error_score == "raise",
+        local_search_factory(task.method), int(task.n_iter), task.seed,
+    ))]
+
+
+def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSearchReply:
+    out: _SearchOutput = outputs[0]
+    fill = np.nan if party.error_score == "raise" else float(party.error_score)
+    rows = []
+    for u, summary, repeated in out.trials:
+        summary = party.checked(u, summary)
+        party.remember(u, summary)  # the validation round may reuse it
+        rows.append((u, summary, repeated))
+    n = len(rows)
+    scores = np.array([r["test"][party.metric] if r["test"] is not None else fill for _, r, _ in rows])
+    keep = np.arange(n)
+    if task.n_best is not None and task.n_best < n:  # T' lowest losses (App. D.7); failures last
+        keep = np.sort(np.argsort(np.where(np.isnan(scores), -np.inf, -scores), kind="stable")[:task.n_best])
+    metrics = next((list(r["test"]) for _, r, _ in rows if r["test"] is not None), [party.metric])
+
+    def column(part, name):
+        default = fill if part == "test" else np.nan
+        return np.array([rows[i][1][part][name] if rows[i][1][part] is not None else default for i in keep])
+
+    def timing(key):  # a repeated configuration was not refitted
+        return np.array([0.0 if rows[i][2] else rows[i][1].get(key, 0.0) for i in keep])
+
+    detailed = party.reports_metrics
+    return LocalSearchReply(
+        points=np.array([rows[i][0] for i in keep]).reshape(len(keep), party.n_dims),
+        scores=scores[keep],
+        losses=1.0 - scores[keep],  # the paper's loss: 1 - balanced accuracy (App. D.9)
+        trials=keep.astype(int),
+        n_evaluations=n,
+        n_failed=int(sum(r["error"] is not None for _, r, _ in rows)),
+        n_samples=party.n_samples,
+        test_scores={m: column("test", m) for m in metrics},
+        std_scores={m: column("std", m) for m in metrics} if detailed else {},
+        train_scores={m: column("train", m) for m in metrics} if detailed and party.return_train_score else {},
+        fit_time=timing("fit_time") if detailed else None,
+        score_time=timing("score_time") if detailed else None,
+        errors=tuple(rows[i][1]["error"] for i in keep),
+        error=out.error,
+    )
+
+
+register_handler(LocalSearchTask, _units_local_search, _reply_local_search)

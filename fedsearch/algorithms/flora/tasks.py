@@ -1,0 +1,92 @@
+"""FLoRA's messages: the local-search task and its one upload (Algorithm 1, lines 3-5)."""
+
+from __future__ import annotations
+
+from dataclasses import field
+
+import numpy as np
+
+from ...messages import EvaluateReply, EvaluateTask, Reply, Task, message
+from ...space import point_key
+
+__all__ = ["LocalSearchTask", "LocalSearchReply"]
+
+
+@message
+class LocalSearchTask(Task):
+    """Run a local hyper-parameter search of ``n_iter`` configurations (Algorithm 1, line 3).
+
+    Parameters
+    ----------
+    n_iter : int
+        ``T``: how many configurations the party cross-validates.
+    method : str, default="bo"
+        The party's local optimiser, by name (:func:`fedsearch.algorithms.flora.local_search.make_local_search`).
+    seed : int or None, default=None
+        Seed of the local optimiser.
+    n_best : int or None, default=None
+        ``T'`` of App. D.7: upload only the ``n_best`` pairs with the lowest loss (None: all).
+    """
+
+    n_iter: int
+    method: str = "bo"
+    seed: int | None = None
+    n_best: int | None = None
+
+    @property
+    def cost(self) -> int:
+        return int(self.n_iter)
+
+
+@message
+class LocalSearchReply(Reply):
+    """The pairs ``E_i = {(theta_t, L_t)}`` of one party's local search (eq. 2.6), uploaded once.
+
+    Attributes
+    ----------
+    points : ndarray of shape (n_pairs, n_dims)
+        The configurations tried (canonical points of the unit cube), in the order tried.
+    scores : ndarray of shape (n_pairs,)
+        The party's mean CV score of each (the objective, higher is better); ``error_score``
+        (NaN by default) where the configuration failed.
+    losses : ndarray of shape (n_pairs,)
+        ``1 - scores``, the loss of the paper (App. D.9).
+    trials : ndarray of int of shape (n_pairs,)
+        The position of each pair in the local search (0 .. n_iter - 1).
+    n_evaluations : int
+        Configurations tried (``n_iter`` unless the search stopped on an error).
+    n_failed : int
+        How many of them failed, uploaded or not.
+    n_samples : int
+        The party's number of samples.
+    test_scores, std_scores, train_scores, fit_time, score_time, errors
+        As in :class:`~fedsearch.messages.EvaluateReply`, one entry per pair.
+    error : str or None
+        Set when the search itself failed (the pairs tried until then are still uploaded).
+    """
+
+    points: np.ndarray
+    scores: np.ndarray
+    losses: np.ndarray
+    trials: np.ndarray
+    n_evaluations: int
+    n_failed: int
+    n_samples: int
+    test_scores: dict = field(default_factory=dict)
+    std_scores: dict = field(default_factory=dict)
+    train_scores: dict = field(default_factory=dict)
+    fit_time: np.ndarray | None = None
+    score_time: np.ndarray | None = None
+    errors: tuple = ()
+    error: str | None = None
+
+    def as_evaluation(self) -> tuple[EvaluateTask, EvaluateReply]:
+        """The pairs as if the party had been sent them in an :class:`EvaluateTask`."""
+        keys = [point_key(p) for p in self.points]
+        cached = np.array([k in keys[:i] for i, k in enumerate(keys)], dtype=bool)
+        reply = EvaluateReply(
+            scores=self.scores, n_samples=self.n_samples, test_scores=self.test_scores,
+            std_scores=self.std_scores, train_scores=self.train_scores, fit_time=self.fit_time,
+            score_time=self.score_time, errors=self.errors, cached=cached,
+        )
+        return EvaluateTask(self.points), reply

@@ -1,0 +1,140 @@
+"""The in-process transport: every party runs in this process (a simulation of a federation).
+
+The units of work of all parties in a round (configuration x CV fold) go to one flat
+:class:`sklearn.utils.parallel.Parallel` call, so no party waits for another and
+``joblib.parallel_config(backend="dask" | "ray")`` moves the same work to a cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from sklearn.utils.parallel import Parallel, delayed
+
+from ..messages import ErrorReply, SetupTask, Task
+from ..party import run_unit
+from ..party.data import Party
+from ..party.dataset import pool
+from .base import Federation
+
+__all__ = ["InProcessFederation", "PooledData"]
+
+
+class InProcessFederation(Federation):
+    """Runs the parties in this process; one ``Parallel`` call per round.
+
+    Parameters
+    ----------
+    parties : sequence of party, default=None
+        Ready parties (data parties or synthetic ones); party ``i`` of the strategy is
+        ``parties[i]``. Or give ``datasets``.
+    datasets : sequence of PartyData, default=None
+        The parties' data; each party is built from its data and the search's
+        :class:`~fedsearch.messages.SetupTask` when :meth:`setup` is called.
+    n_jobs : int or None, default=None
+        Workers for the flat fan-out of a round (``-1``: all cores).
+    verbose : int, default=0
+        Verbosity of the ``Parallel`` call and of the per-round summary.
+    pre_dispatch : int or str, default="2*n_jobs"
+
+    Attributes
+    ----------
+    compute_time : float
+        Seconds of party-side work, summed over units.
+    """
+
+    def __init__(self, parties: Sequence | None = None, *, datasets: Sequence | None = None, n_jobs=None,
+                 verbose=0, pre_dispatch="2*n_jobs"):
+        if (parties is None) == (datasets is None):
+            raise TypeError("InProcessFederation takes either parties or datasets.")
+        self.parties = None if parties is None else list(parties)
+        self.datasets = None if datasets is None else list(datasets)
+        super().__init__([p.party_id for p in (self.parties or self.datasets)])
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.pre_dispatch = pre_dispatch
+        self.compute_time = 0.0
+
+    @property
+    def can_pool(self) -> bool:
+        return self.datasets is not None
+
+    def _exchange(self, round: int, tasks: Mapping[int, Task]) -> dict:
+        if any(isinstance(t, SetupTask) for t in tasks.values()):
+            return self._setup(tasks)
+        t0 = time.perf_counter()
+        replies, plan = {}, []
+        for p, task in tasks.items():
+            try:
+                plan.append((p, task, self.parties[p].units(task)))
+            except Exception as exc:  # noqa: BLE001 - a task the party refuses is data
+                replies[p] = self._failure(p, exc)
+        flat = [u for _, _, units in plan for u in units]
+        outputs = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch=self.pre_dispatch)(
+            delayed(run_unit)(u) for u in flat
+        )
+        self.compute_time += sum(t for _, t in outputs)
+        start = 0
+        for p, task, units in plan:
+            outs = [o for o, _ in outputs[start:start + len(units)]]
+            start += len(units)
+            try:
+                replies[p] = self.parties[p].reply(task, outs)
+            except Exception as exc:  # noqa: BLE001
+                replies[p] = self._failure(p, exc)
+        if self.verbose:
+            print(f"[fedsearch] round {round}: {len(tasks)} parties, {len(flat)} fits, "
+                  f"{time.perf_counter() - t0:.2f}s")
+        return replies
+
+    def _failure(self, p: int, exc: Exception) -> ErrorReply:
+        """A party that failed a task answers with an error, unless it was told to raise."""
+        if getattr(self.parties[p], "error_score", None) == "raise":
+            raise exc
+        return ErrorReply(error=str(exc), kind=type(exc).__name__)
+
+    def _setup(self, tasks: Mapping[int, SetupTask]) -> dict:
+        if self.datasets is None:
+            raise TypeError("This InProcessFederation was given ready parties; there is nothing to set up.")
+        self.parties = [
+            Party.from_setup(d.party_id, d.X, d.y, tasks[p], fit_params=d.fit_params, groups=d.groups)
+            for p, d in enumerate(self.datasets)
+        ]
+        return {p: self.parties[p].setup_reply() for p in tasks}
+
+    def pool(self):
+        """The union of the parties' data (``X, y, fit_params``). Every row moves: the transcript
+        records one ``PooledData`` message per party with its rows and bytes."""
+        if not self.can_pool:
+            return super().pool()
+        round_ = self.next_round
+        for p, d in enumerate(self.datasets):
+            self.record(round_, p, "to_server", PooledData(d.n_samples), n_bytes=_nbytes(d))
+        return pool(self.datasets)
+
+
+class PooledData:
+    """Stands in the transcript for a party's whole dataset sent to the server (the pooled final
+    fit): a data transfer, logged with its bytes, not a communication round of the search."""
+
+    def __init__(self, n_rows: int):
+        self.n_rows = n_rows
+
+    def __repr__(self) -> str:
+        return f"PooledData(n_rows={self.n_rows})"
+
+
+def _nbytes(d) -> int:
+    """Memory of a party's dataset (arrays, sparse matrices and pandas objects)."""
+    total = 0
+    for part in (d.X, d.y, *d.fit_params.values()):
+        if hasattr(part, "memory_usage"):
+            total += int(np.sum(part.memory_usage(deep=True)))
+        elif hasattr(part, "data") and hasattr(part, "indices"):  # scipy.sparse
+            total += part.data.nbytes + part.indices.nbytes + part.indptr.nbytes
+        elif part is not None:
+            total += np.asarray(part).nbytes
+    return total

@@ -1,0 +1,79 @@
+"""The handler of :class:`~fedsearch.messages.EvaluateTask`, for every kind of party."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..messages import EvaluateReply, EvaluateTask
+from .registry import register_handler
+
+__all__ = []
+
+
+def _fresh(party, points: np.ndarray) -> np.ndarray:
+    """The points that need new work: all of them for a stochastic objective, else the distinct
+    configurations the party has not cached."""
+    if not party.deterministic:
+        return points
+    keys, fresh = set(), []
+    for point in points:
+        key = party._key(point)
+        if key not in keys and party.cached(point) is None:
+            keys.add(key)
+            fresh.append(point)
+    return np.array(fresh).reshape(len(fresh), points.shape[1])
+
+
+def _units_evaluate(party, task: EvaluateTask) -> list:
+    party.check_points(task.points)
+    return party.evaluation_units(_fresh(party, task.points))
+
+
+def _reply_evaluate(party, task: EvaluateTask, outputs: list) -> EvaluateReply:
+    fresh = _fresh(party, task.points)
+    summaries = party.summarise(fresh, outputs)
+    n = len(task.points)
+    if party.deterministic:
+        new = set()
+        for point, summary in zip(fresh, summaries):
+            party.remember(point, summary)
+            new.add(party._key(point))
+        rows, cached, seen = [], np.zeros(n, dtype=bool), set()
+        for i, point in enumerate(task.points):
+            key = party._key(point)
+            cached[i] = key not in new or key in seen
+            seen.add(key)
+            rows.append(party.cached(point))
+    else:
+        rows, cached = summaries, None
+    metrics = next((list(r["test"]) for r in rows if r["test"] is not None), [party.metric])
+    fill = np.nan if party.error_score == "raise" else float(party.error_score)
+
+    def column(part, name):
+        return np.array([r[part][name] if r[part] is not None and name in r[part] else
+                         (fill if part == "test" else np.nan) for r in rows])
+
+    test = {m: column("test", m) for m in metrics}
+    scores = test[party.metric].copy()
+    private = task.noise_std > 0
+    if private:
+        # DP (DP-Fed-PNE, App. D.2): the party perturbs its own rewards, and releases nothing
+        # else about them (no noise-free scores, spreads or train scores).
+        scores = scores + np.random.default_rng(task.seed).normal(0.0, task.noise_std, size=n)
+        test = {party.metric: scores}
+    if not party.reports_metrics:
+        return EvaluateReply(scores=scores, n_samples=party.n_samples)
+    return EvaluateReply(
+        scores=scores,
+        n_samples=party.n_samples,
+        test_scores=test,
+        std_scores={} if private else {m: column("std", m) for m in metrics},
+        train_scores={m: column("train", m) for m in metrics} if party.return_train_score and not private else {},
+        fit_time=np.array([0.0 if c else r["fit_time"] for r, c in zip(rows, cached)]),
+        score_time=np.array([0.0 if c else r["score_time"] for r, c in zip(rows, cached)]),
+        errors=tuple(r["error"] for r in rows),
+        cached=cached,
+    )
+
+
+register_handler(EvaluateTask, _units_evaluate, _reply_evaluate)

@@ -1,0 +1,119 @@
+"""Shared numpydoc fragments of the search estimators: one text per parameter or attribute.
+
+An estimator's docstring names the entries it shares (``docs.params("scoring", "n_jobs")``)
+instead of copying or patching text.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["entries", "join", "common_params", "common_attributes"]
+
+_PARAMS_TEXT = """
+    scoring : str, callable, list, tuple, set or dict, default=None
+        How each party scores a configuration in its own cross-validation, as in
+        :class:`~sklearn.model_selection.GridSearchCV` (None: the estimator's ``score``).
+    n_jobs : int, default=None
+        Workers for the flat fan-out of each round over (party, configuration, fold); ``-1``
+        uses all cores. ``joblib.parallel_config(backend=...)`` moves the work to dask or ray.
+    refit : bool, str or callable, default=True
+        Fit a final model with the best configuration. For multi-metric scoring, the metric that
+        selects it; a callable takes ``cv_results_`` and returns ``best_index_``.
+    cv : int, cross-validation generator or iterable, default=None
+        Each party's own cross-validation (None: 5-fold, stratified for classifiers).
+    verbose : int, default=0
+        Print a line per round (and joblib's progress above 1).
+    pre_dispatch : int or str, default="2*n_jobs"
+        As in joblib's ``Parallel``.
+    error_score : "raise" or float, default=np.nan
+        The score of a configuration whose fit fails in a party (a warning names the party);
+        ``"raise"`` raises the error with the party named.
+    return_train_score : bool, default=False
+        Also report training scores.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the search; the same seed gives the same ``cv_results_`` for any ``n_jobs``.
+    aggregate : {"weighted", "mean", "min"}, default="weighted"
+        The federation's score of a configuration from the parties' mean CV scores: weighted by
+        party size, plain mean, or the worst party.
+    final_fit : {"pooled", "ensemble"} or None, default="pooled"
+        How the final model is trained. ``"pooled"``: one model on the union of the parties'
+        data; this is possible only because the data is in one process, and emulates one
+        federated training of the chosen configuration (as the FLoRA paper does): outside a
+        simulation, the data would have to leave the parties. ``"ensemble"``: each party fits
+        the chosen configuration on its own data and the server averages the models'
+        predictions weighted by party size; only fitted models cross the boundary (a model can
+        still reveal facts about its training data). None: no final model.
+"""
+
+_ATTRIBUTES_TEXT = """
+    cv_results_ : dict of ndarray
+        One row per configuration, loadable by ``pandas.DataFrame``: ``params``, masked
+        ``param_<name>``, ``mean_test_<metric>`` (the federation's score, see ``aggregate``),
+        ``std_test_<metric>`` (spread of the parties' scores), ``rank_test_<metric>``,
+        ``party_<id>_test_<metric>`` (each party's mean CV score), ``mean_fit_time``,
+        ``std_fit_time``, ``mean_score_time``, ``std_score_time`` (per fold, over parties),
+        ``n_failed_parties``, and the ``train`` columns with ``return_train_score``.
+    best_estimator_ : estimator
+        The final model (see ``final_fit``); absent when ``refit=False`` or ``final_fit=None``.
+    best_score_ : float
+        ``mean_test_<metric>`` of the best configuration.
+    best_params_ : dict
+        The best configuration.
+    best_index_ : int
+        Its row in ``cv_results_``.
+    scorer_ : callable or dict
+        The scorer(s) used by the parties.
+    multimetric_ : bool
+        Whether several metrics were scored.
+    n_splits_ : int
+        Number of CV splits in each party.
+    refit_time_ : float
+        Seconds spent fitting the final model.
+    n_parties_ : int
+        Number of parties.
+    party_ids_ : list
+        The parties' ids, in order (the ``<id>`` of the ``party_<id>_`` columns).
+    party_sizes_ : dict
+        Samples per party.
+    n_rounds_ : int
+        Communication rounds (including the final fit for ``final_fit="ensemble"``).
+    federation_log_ : dict of list
+        Every message: ``round``, ``party``, ``direction``, ``message``, ``bytes``; loadable by
+        ``pandas.DataFrame``.
+    transcript_ : list of tuple
+        The messages themselves, ``(round, party, direction, message)``: proof of what crossed
+        the party boundary.
+    search_time_ : float
+        Seconds spent searching.
+    classes_ : ndarray
+        Classes of the final model (classifiers).
+    n_features_in_ : int
+        Number of features seen by the final model.
+"""
+
+
+
+
+def entries(text: str) -> dict[str, str]:
+    """Split a numpydoc section into ``{name: entry}`` (an entry starts at a 4-space line)."""
+    parts = re.split(r"(?m)^(?=    \S)", text.strip("\n"))
+    return {part.split(" :")[0].strip(): part.rstrip() + "\n" for part in parts if part.strip()}
+
+
+PARAMS = entries(_PARAMS_TEXT)
+ATTRIBUTES = entries(_ATTRIBUTES_TEXT)
+
+def join(fragments: dict[str, str], *names: str) -> str:
+    """The entries ``names`` of ``fragments`` (made by :func:`entries`), in the order given."""
+    return "".join(fragments[n] for n in names)
+
+
+def common_params(exclude=()) -> str:
+    """The Parameters entries every search estimator shares, but ``exclude``."""
+    return "".join(text for name, text in PARAMS.items() if name not in exclude)
+
+
+def common_attributes() -> str:
+    """The Attributes entries every search estimator shares."""
+    return "".join(ATTRIBUTES.values())
