@@ -14,6 +14,6 @@ Common options: ``--quick``, ``--seeds``, ``--output DIR``, ``--data-dir``, ``--
 (see :mod:`benchmarks._common`). Benchmarks print figures; they are not tests.
 """
 
-SUITES = ("flora", "bandits", "landmine", "personal", "speed")
+SUITES = ("flora", "bandits", "landmine", "personal", "speed", "flower")
 
 __all__ = ["SUITES"]

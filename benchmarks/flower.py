@@ -27,7 +27,7 @@ from sklearn.preprocessing import StandardScaler
 
 import fedsearch
 from fedsearch.federation import InProcessFederation
-from fedsearch.searchcv._inputs import PartyData
+from fedsearch.party.dataset import PartyData
 
 from ._common import print_table, write_runs
 
@@ -75,7 +75,7 @@ def _bytes_per_party(log: dict, round_: int, direction: str) -> float:
 
 
 def run(args) -> None:
-    from fedsearch.federation._flower_apps import load_party_data
+    from fedsearch.party._flower_client import load_party_data
     from fedsearch.federation.flower import FlowerFederation
     from fedsearch.federation.loopback import LoopbackDeployment
 

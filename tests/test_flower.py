@@ -65,7 +65,7 @@ def silo_files(tmp_path_factory):
 
 
 def _read(path):
-    from fedsearch.federation._flower_apps import load_party_data
+    from fedsearch.party._flower_client import load_party_data
 
     return load_party_data({"party": "x", "data": str(path), "target": "label"})
 
@@ -111,7 +111,7 @@ def test_party_answers_from_its_data_and_keeps_its_cache_in_state(silo_files):
     pytest.importorskip("flwr")
     from flwr.app import RecordDict
 
-    from fedsearch.federation._flower_apps import answer
+    from fedsearch.party._flower_client import answer
     from fedsearch.party import Party
     from fedsearch.space import SearchSpace
 
@@ -139,7 +139,7 @@ def test_a_fitted_model_leaves_a_party_only_in_the_skops_format(silo_files, monk
     pytest.importorskip("skops")
     from flwr.app import RecordDict
 
-    from fedsearch.federation._flower_apps import answer
+    from fedsearch.party._flower_client import answer
     from fedsearch.space import SearchSpace
 
     config = {"party": "a", "data": str(silo_files["a"]), "target": "label"}
@@ -158,7 +158,7 @@ def test_party_with_a_loader_and_a_failing_one(tmp_path, monkeypatch):
     pytest.importorskip("flwr")
     from flwr.app import RecordDict
 
-    from fedsearch.federation._flower_apps import answer, load_party_data
+    from fedsearch.party._flower_client import answer, load_party_data
     from fedsearch.space import SearchSpace
 
     (tmp_path / "silo_loader.py").write_text(

@@ -28,6 +28,9 @@ from .base import Federation
 __all__ = ["FlowerFederation"]
 
 _CONNECTION = "fedsearch"
+#: the wire: a message's record, and the message types of the name query and of a task
+RECORD = "fedsearch"
+HELLO, TASK = "fedsearch_hello", "fedsearch"
 #: keeps a Flower process from posting telemetry or looking for updates or installing packages
 FLOWER_ENV = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1",
               "FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION": "1"}
@@ -44,8 +47,8 @@ dependencies = []
 publisher = "fedsearch"
 
 [tool.flwr.app.components]
-serverapp = "fedsearch.federation._flower_apps:server_app"
-clientapp = "fedsearch.federation._flower_apps:client_app"
+serverapp = "fedsearch.federation._flower_server:server_app"
+clientapp = "fedsearch.party._flower_client:client_app"
 
 [tool.flwr.app.config]  # set for each search by `flwr run -c`, so that the app is the same for all
 relay-host = "127.0.0.1"

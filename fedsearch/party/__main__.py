@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
     if args.data is not None and args.target is None:
         _parser().error("--data needs --target")
-    from ..federation._flower_apps import load_party_data
+    from ._flower_client import load_party_data
 
     X, y = load_party_data(node_config(args))  # fail here, not at the first task
     print(f"party {args.name!r}: {len(y)} samples; connecting to {args.superlink}", flush=True)
