@@ -289,3 +289,65 @@ def test_parties_that_do_not_answer_within_the_timeout_are_reported(deployment):
         with pytest.raises(ValueError, match="could not be set up.*no reply within the timeout of 0.5 s"):
             search.fit(federation=federation)
     assert federation.round_times[-1] < 30
+
+
+def _certificates(folder: Path) -> tuple:
+    """A CA and a certificate for 127.0.0.1 signed by it (PEM files), for a TLS SuperLink."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def certificate(subject, key, issuer, issuer_key, ca):
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+        builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer or name)
+                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+                   .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+                   .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()),
+                                  critical=False))
+        if ca:
+            builder = builder.add_extension(x509.KeyUsage(
+                digital_signature=True, content_commitment=False, key_encipherment=False, data_encipherment=False,
+                key_agreement=False, key_cert_sign=True, crl_sign=True, encipher_only=False, decipher_only=False),
+                critical=True)
+        else:
+            builder = (builder.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(
+                "127.0.0.1"))]), critical=False)
+                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False))
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = certificate("fedsearch test CA", ca_key, None, ca_key, ca=True)
+    cert = certificate("127.0.0.1", key, ca.subject, ca_key, ca=False)
+    paths = folder / "ca.pem", folder / "server.pem", folder / "server.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return paths
+
+
+@pytest.mark.flower
+def test_a_search_over_tls(tmp_path, silo_files):
+    pytest.importorskip("flwr")
+    from fedsearch.federation.loopback import LoopbackDeployment
+
+    data = {p: _read(silo_files[p]) for p in ("a", "b")}
+    local = _searches()["grid"]().fit({p: X for p, (X, _) in data.items()}, {p: y for p, (_, y) in data.items()})
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    with LoopbackDeployment(tmp_path / "flower", env=env) as deployment:
+        deployment.start_superlink(certificates=_certificates(tmp_path))
+        for name in ("a", "b"):
+            deployment.start_party(name, data=silo_files[name], target="label")
+        with FlowerFederation(["a", "b"], deployment.superlink, root_certificates=deployment.root_certificates,
+                              timeout=300) as federation:
+            remote = _searches()["grid"]().fit(federation=federation)
+    np.testing.assert_array_equal(remote.cv_results_["mean_test_score"], local.cv_results_["mean_test_score"])
+    assert remote.best_params_ == local.best_params_

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ def _free_port() -> int:
 
 
 class LoopbackDeployment:
-    """A SuperLink and parties on 127.0.0.1, insecure (no TLS): for one machine only.
+    """A SuperLink and parties on 127.0.0.1 (without TLS unless given certificates).
 
     Parameters
     ----------
@@ -44,6 +45,8 @@ class LoopbackDeployment:
     ----------
     superlink : str
         ``host:port`` of the SuperLink (Fleet and Control API), once started.
+    root_certificates : str or None
+        The CA file of the SuperLink's TLS certificate (None: no TLS).
     pids : dict
         The id of every running process started here, by name (``"superlink"``, party names).
 
@@ -65,6 +68,7 @@ class LoopbackDeployment:
         self.env = dict(env or {})
         self.startup_timeout = startup_timeout
         self.superlink = None
+        self.root_certificates = None
         self._procs: dict[str, subprocess.Popen] = {}
 
     @property
@@ -84,18 +88,29 @@ class LoopbackDeployment:
         self._procs[name] = proc
         return proc
 
-    def start_superlink(self) -> str:
-        """Start the SuperLink and wait until it answers; return its address."""
+    def start_superlink(self, *, certificates=None) -> str:
+        """Start the SuperLink and wait until it answers; return its address.
+
+        ``certificates``: ``(ca, certificate, key)`` PEM files for TLS (a certificate valid for
+        127.0.0.1); the parties then get the CA as their root certificate. None: no TLS."""
         port = _free_port()
-        proc = self._spawn("superlink", [_script("flower-superlink"), "--insecure", "--host", "127.0.0.1",
+        self.root_certificates = None if certificates is None else str(certificates[0])
+        if certificates is None:
+            security = ["--insecure"]
+        else:
+            ca, cert, key = map(str, certificates)
+            security = ["--ssl-ca-certfile", ca, "--ssl-certfile", cert, "--ssl-keyfile", key]
+        proc = self._spawn("superlink", [_script("flower-superlink"), *security, "--host", "127.0.0.1",
                                          "--port", str(port)])
+        context = ssl.create_default_context(cafile=self.root_certificates) if certificates is not None else None
+        scheme = "http" if certificates is None else "https"
         deadline = time.monotonic() + self.startup_timeout
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"The SuperLink exited with code {proc.returncode}; see "
                                    f"{self.workdir / 'superlink.log'}.")
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).close()
+                urllib.request.urlopen(f"{scheme}://127.0.0.1:{port}/health", timeout=2, context=context).close()
                 break
             except OSError:
                 if time.monotonic() > deadline:
@@ -111,8 +126,9 @@ class LoopbackDeployment:
         if self.superlink is None:
             raise RuntimeError("Start the SuperLink first.")
         source = ["--loader", loader] if loader is not None else ["--data", str(data), "--target", target]
+        security = ["--insecure"] if self.root_certificates is None else ["--root-certificates", self.root_certificates]
         return self._spawn(name, [sys.executable, "-m", "fedsearch.party", "--name", name, *source,
-                                  "--superlink", self.superlink, "--insecure"]).pid
+                                  "--superlink", self.superlink, *security]).pid
 
     def kill(self, name: str) -> None:
         """Kill process ``name`` at once (SIGKILL, as a crashed machine), with its children."""
