@@ -10,6 +10,7 @@ differs only in the search space it reads and the strategy it builds (``_get_spa
 from __future__ import annotations
 
 import numbers
+import os
 import time
 import warnings
 from collections.abc import Iterable
@@ -29,7 +30,9 @@ from ..federation import Federation, InProcessFederation
 from ..messages import EvaluateTask, FitTask, SetupTask
 from ..space import SearchSpace
 from ..strategy import OneRound, Strategy, run_rounds
+from ._checkpoint import Checkpoint
 from ._inputs import check_parties, split_parties
+from ._progress import CallbackSupport, RoundReporter, with_callbacks
 from ._results import ResultsTable
 from .ensemble import PartyEnsemble
 
@@ -58,7 +61,7 @@ _SCORING = v.Constraint(
 )
 
 
-class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
+class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
     """Base class of the federated search-CV estimators (not for direct use).
 
     Subclasses implement ``_get_space(self) -> SearchSpace`` and
@@ -77,7 +80,11 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         "random_state": [v.RANDOM_STATE],
         "aggregate": [v.options(*AGGREGATES)],
         "final_fit": [v.options("pooled", "ensemble"), v.NONE],
+        "checkpoint": [v.NONE, v.instance_of(str, os.PathLike, description="a str or path-like")],
     }
+
+    #: whether the search is the same without a seed (a grid): then a checkpoint needs none
+    _seedless = False
 
     #: whether to cross-validate the recommendation in every party when it was not evaluated
     #: by all of them during the search (so that ``best_score_`` is measured, not predicted)
@@ -85,7 +92,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator, *, scoring=None, n_jobs=None, refit=True, cv=None, verbose=0,
                  pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False,
-                 random_state=None, aggregate="weighted", final_fit="pooled"):
+                 random_state=None, aggregate="weighted", final_fit="pooled", checkpoint=None):
         self.estimator = estimator
         self.scoring = scoring
         self.n_jobs = n_jobs
@@ -98,6 +105,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.aggregate = aggregate
         self.final_fit = final_fit
+        self.checkpoint = checkpoint
 
     # ------------------------------------------------------------------ subclass hooks
     def _get_space(self) -> SearchSpace:  # pragma: no cover - abstract
@@ -167,6 +175,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
                 )
 
     # ------------------------------------------------------------------ fit
+    @with_callbacks
     def fit(self, X=None, y=None, *, parties=None, groups=None, federation=None, **fit_params):
         """Search the space across the parties, then fit the final model.
 
@@ -194,53 +203,21 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted search.
         """
-        v.validate_params(self)
-        if not hasattr(self.estimator, "fit"):
-            raise TypeError(f"The 'estimator' of {type(self).__name__} must have a fit method. "
-                            f"Got {self.estimator!r}.")
-        space = self._get_space()
-        self._check_param_names(space)
-        names, multimetric = self._metric_names()
-        objective = self._objective(names, multimetric)
-        scorer = self._scorers(names, multimetric)
-        if federation is None:
-            data = split_parties(X, y, parties, groups, fit_params)
-            check_parties(data, self.estimator, self.cv)
-            federation = InProcessFederation(datasets=data, n_jobs=self.n_jobs, verbose=int(self.verbose),
-                                             pre_dispatch=self.pre_dispatch)
-        elif not isinstance(federation, Federation):
-            raise TypeError(f"The 'federation' argument of {type(self).__name__}.fit must be a "
-                            f"fedsearch.federation.Federation or None. Got {federation!r}.")
-        elif X is not None or y is not None or fit_params:
-            raise ValueError(f"{type(self).__name__}.fit got data and a federation: the parties of "
-                             f"{type(federation).__name__} hold their own data; pass X=None, y=None.")
-        self._check_search_params(federation.n_parties)
-        if self.final_fit == "pooled" and self.refit is not False and not federation.can_pool:
-            federation.pool()  # raises: the data cannot be pooled, with the alternatives
-
-        scoring = list(self.scoring) if isinstance(self.scoring, (set, tuple)) else self.scoring
-        ready = federation.setup(SetupTask(
-            estimator=self.estimator, space=space, cv=self.cv, scoring=scoring, objective=objective,
-            error_score=self.error_score, return_train_score=self.return_train_score))
-        failed = {federation.party_ids[p]: r.error for p, r in ready.items() if r.error is not None}
-        if failed:
-            raise ValueError(f"The parties could not be set up: {failed}.")
+        names, multimetric, objective, scorer, space = self._check_search()
+        federation = self._federation(X, y, parties, groups, federation, fit_params)
+        ready = self._setup_parties(federation, space, objective)
         party_ids = list(federation.party_ids)
         weights = np.array([ready[p].n_samples for p in range(len(party_ids))], dtype=float)
         strategy = self._make_strategy(space, len(party_ids), weights, check_random_state(self.random_state))
         table = ResultsTable(space, party_ids, weights, names, self.return_train_score)
 
+        checkpoint = self._open_checkpoint(space, federation, ready)
+        report = RoundReporter(type(self).__name__, self.verbose, table, ready[0].n_splits, party_ids, objective,
+                               self.aggregate)
+        progress = self._root_progress()
         t0 = time.perf_counter()
-        loop = run_rounds(strategy, federation, on_round=lambda r, tasks, replies: table.add(tasks, replies))
-        recommended = strategy.recommend()
-        if self._validate_recommendation and not table.complete(recommended):
-            tasks = {p: EvaluateTask(recommended[None, :]) for p in range(len(party_ids))}
-            run_rounds(OneRound(tasks), federation, start=loop.next_round,
-                       on_round=lambda r, tasks, replies: table.add(tasks, replies))
-        elif table.row_of(recommended) is None:
-            table.add_unevaluated(recommended)  # predicted, not measured: NaN scores
+        recommended = self._run_search(strategy, federation, table, checkpoint, report, progress)
         search_time = time.perf_counter() - t0
-
         results = table.results(self.aggregate)
         self._warn_failures(table, party_ids, results, objective)
 
@@ -255,31 +232,119 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
             "search_time_": search_time,
         }
         if self.refit is not False or not multimetric:
-            if callable(self.refit):
-                best = self.refit(results)
-                if not isinstance(best, numbers.Integral) or not 0 <= best < table.n_rows:
-                    raise TypeError(f"The refit callable must return an int index into cv_results_ "
-                                    f"(0 .. {table.n_rows - 1}). Got {best!r}.")
-                best_index = int(best)
-            else:
-                best_index = table.row_of(recommended)
-                fitted["best_score_"] = float(results[f"mean_test_{objective}"][best_index])
-            fitted["best_index_"] = best_index
-            fitted["best_params_"] = results["params"][best_index]
+            fitted.update(self._select_best(results, table, recommended, objective))
             if self.refit is not False and self.final_fit is not None:
-                point = space.to_unit(fitted["best_params_"])
                 t1 = time.perf_counter()
-                fitted["best_estimator_"] = self._final_fit(point, space, federation, strategy)
+                step = progress.child("final fit").begin() if progress is not None else None
+                fitted["best_estimator_"] = self._final_fit(space.to_unit(fitted["best_params_"]), space,
+                                                             federation, strategy)
+                if step is not None:
+                    step.end()
                 fitted["refit_time_"] = time.perf_counter() - t1
         fitted.update(self._after_search(strategy, federation, space))
         fitted["n_rounds_"] = federation.n_rounds
         fitted["federation_log_"] = federation.log()
         fitted["transcript_"] = federation.transcript
+        fitted["resumed_rounds_"] = checkpoint.resumed if checkpoint is not None else []
+        if progress is not None:
+            progress.end()
         # every attribute is set at once, at the end: a failed fit leaves no half-fitted state
         for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, key)
         self.__dict__.update(fitted)
         return self
+
+    def _check_search(self):
+        """Validate the parameters before any work: (metric names, multimetric?, objective
+        metric, scorer(s), search space)."""
+        v.validate_params(self)
+        if not hasattr(self.estimator, "fit"):
+            raise TypeError(f"The 'estimator' of {type(self).__name__} must have a fit method. "
+                            f"Got {self.estimator!r}.")
+        space = self._get_space()
+        self._check_param_names(space)
+        names, multimetric = self._metric_names()
+        return names, multimetric, self._objective(names, multimetric), self._scorers(names, multimetric), space
+
+    def _federation(self, X, y, parties, groups, federation, fit_params):
+        """The transport: the given one, or the parties of ``X, y`` in this process (checked)."""
+        if federation is None:
+            data = split_parties(X, y, parties, groups, fit_params)
+            check_parties(data, self.estimator, self.cv)
+            federation = InProcessFederation(datasets=data, n_jobs=self.n_jobs, verbose=int(self.verbose),
+                                             pre_dispatch=self.pre_dispatch)
+        elif not isinstance(federation, Federation):
+            raise TypeError(f"The 'federation' argument of {type(self).__name__}.fit must be a "
+                            f"fedsearch.federation.Federation or None. Got {federation!r}.")
+        elif X is not None or y is not None or fit_params:
+            raise ValueError(f"{type(self).__name__}.fit got data and a federation: the parties of "
+                             f"{type(federation).__name__} hold their own data; pass X=None, y=None.")
+        self._check_search_params(federation.n_parties)
+        if self.final_fit == "pooled" and self.refit is not False and not federation.can_pool:
+            federation.pool()  # raises: the data cannot be pooled, with the alternatives
+        return federation
+
+    def _setup_parties(self, federation, space, objective) -> dict:
+        """Send every party the search's :class:`SetupTask`; their replies (sizes, splits)."""
+        scoring = list(self.scoring) if isinstance(self.scoring, (set, tuple)) else self.scoring
+        ready = federation.setup(SetupTask(
+            estimator=self.estimator, space=space, cv=self.cv, scoring=scoring, objective=objective,
+            error_score=self.error_score, return_train_score=self.return_train_score))
+        failed = {federation.party_ids[p]: r.error for p, r in ready.items() if r.error is not None}
+        if failed:
+            raise ValueError(f"The parties could not be set up: {failed}.")
+        return ready
+
+    def _run_search(self, strategy, federation, table, checkpoint, report, progress) -> np.ndarray:
+        """The rounds of ``strategy``, then (if asked) the validation round of its
+        recommendation; every evaluation goes into ``table``, every round into the checkpoint.
+        Returns the recommendation."""
+        replay = checkpoint.rounds if checkpoint is not None else None
+
+        def record(round_, tasks, replies):
+            table.add(tasks, replies)
+            report(round_, tasks, replies)
+            if checkpoint is not None and round_ not in checkpoint.rounds:
+                checkpoint.save(round_, tasks, replies)
+
+        kwargs = {"on_round": record, "replay": replay, "progress": progress}
+        loop = run_rounds(strategy, federation, **kwargs)
+        recommended = strategy.recommend()
+        if self._validate_recommendation and not table.complete(recommended):
+            tasks = {p: EvaluateTask(recommended[None, :]) for p in range(federation.n_parties)}
+            run_rounds(OneRound(tasks), federation, start=loop.next_round, **kwargs)
+        elif table.row_of(recommended) is None:
+            table.add_unevaluated(recommended)  # predicted, not measured: NaN scores
+        return recommended
+
+    def _open_checkpoint(self, space, federation, ready) -> Checkpoint | None:
+        """The checkpoint of this search (read back when it exists), or None."""
+        if self.checkpoint is None:
+            return None
+        seeded = isinstance(self.random_state, numbers.Integral) and not isinstance(self.random_state, bool)
+        if not seeded and not (self._seedless and self.random_state is None):
+            raise ValueError(f"The 'checkpoint' parameter of {type(self).__name__} needs an int random_state, so "
+                             f"that a resumed search repeats the interrupted one. Got "
+                             f"random_state={self.random_state!r} instead.")
+        params = {k: val for k, val in self.get_params(deep=False).items()
+                  if k not in ("n_jobs", "verbose", "pre_dispatch", "checkpoint")}
+        fingerprint = {"search": type(self).__name__, "params": params, "space": space,
+                       "parties": [[pid, ready[p].n_samples, ready[p].n_splits]
+                                   for p, pid in enumerate(federation.party_ids)]}
+        return Checkpoint(self.checkpoint, fingerprint)
+
+    def _select_best(self, results, table, recommended, objective) -> dict:
+        """``best_index_``, ``best_params_`` (and ``best_score_``): the recommendation, or the
+        row a ``refit`` callable picks."""
+        if callable(self.refit):
+            best = self.refit(results)
+            if not isinstance(best, numbers.Integral) or not 0 <= best < table.n_rows:
+                raise TypeError(f"The refit callable must return an int index into cv_results_ "
+                                f"(0 .. {table.n_rows - 1}). Got {best!r}.")
+            return {"best_index_": int(best), "best_params_": results["params"][int(best)]}
+        best = table.row_of(recommended)
+        return {"best_index_": best, "best_params_": results["params"][best],
+                "best_score_": float(results[f"mean_test_{objective}"][best])}
 
     def _warn_failures(self, table, party_ids, results, objective) -> None:
         failures = table.failures()

@@ -26,9 +26,7 @@ class FederatedGridSearchCV(BaseFederatedSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_grid : dict or list of dicts
+""" + docs.join(docs.SEARCH, "estimator") + """    param_grid : dict or list of dicts
         Lists of values per parameter name, as in ``GridSearchCV``.
 """ + docs.common_params() + """
     Attributes
@@ -56,14 +54,15 @@ class FederatedGridSearchCV(BaseFederatedSearchCV):
     """
 
     _parameter_constraints = {**BaseFederatedSearchCV._parameter_constraints}
+    _seedless = True
 
     def __init__(self, estimator, param_grid, *, scoring=None, n_jobs=None, refit=True, cv=None,
                  verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False,
-                 random_state=None, aggregate="weighted", final_fit="pooled"):
+                 random_state=None, aggregate="weighted", final_fit="pooled", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_grid = param_grid
 
     def _get_space(self):
@@ -89,9 +88,7 @@ class FederatedRandomizedSearchCV(BaseFederatedSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_distributions : dict, list of dicts or SearchSpace
+""" + docs.join(docs.SEARCH, "estimator") + """    param_distributions : dict, list of dicts or SearchSpace
         Lists of values or frozen ``scipy.stats`` distributions (``loguniform``, ``randint``,
         ``uniform``...) per parameter name, as in ``RandomizedSearchCV``.
     n_iter : int, default=10
@@ -127,11 +124,11 @@ class FederatedRandomizedSearchCV(BaseFederatedSearchCV):
     def __init__(self, estimator, param_distributions, *, n_iter=10, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan,
                  return_train_score=False, random_state=None, aggregate="weighted",
-                 final_fit="pooled"):
+                 final_fit="pooled", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_distributions = param_distributions
         self.n_iter = n_iter
 

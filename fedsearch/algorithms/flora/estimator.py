@@ -47,9 +47,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
 
     Parameters
     ----------
-    estimator : estimator object
-        The base estimator (a Pipeline works; its parameters are named ``step__param``).
-    param_distributions : dict, list of dicts, SearchSpace or api_config dict
+""" + docs.join(docs.SEARCH, "estimator") + """    param_distributions : dict, list of dicts, SearchSpace or api_config dict
         Lists of values or frozen ``scipy.stats`` distributions per parameter name, a
         :class:`SearchSpace`, or the paper's ``api_config`` format
         (``{"C": {"type": "real", "space": "log", "range": (0.01, 1000.0)}}``, App. D.2).
@@ -139,11 +137,11 @@ class FLoRASearchCV(BaseFederatedSearchCV):
                  local_search="bo", n_best=None, regressor=None, alpha=1.0, validate=True,
                  scoring=None, n_jobs=None, refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs",
                  error_score=np.nan, return_train_score=False, random_state=None,
-                 aggregate="weighted", final_fit="pooled"):
+                 aggregate="weighted", final_fit="pooled", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_distributions = param_distributions
         self.surface = surface
         self.n_iter = n_iter
