@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..messages import ErrorReply, Reply, Task, decode, encode
+from ._flower_relay import RelayListener
 from .base import Federation
 
 __all__ = ["FlowerFederation"]
@@ -150,8 +151,6 @@ class FlowerFederation(Federation):
     def start(self) -> "FlowerFederation":
         """Start the Flower run and wait until every party is connected (done by the first
         round when not called)."""
-        from ._flower_relay import RelayListener
-
         if self._link is not None:
             return self
         t0 = time.perf_counter()
@@ -165,7 +164,13 @@ class FlowerFederation(Federation):
             host, port = listener.address
             config = f"relay-host={json.dumps(host)} relay-port={port} relay-key={json.dumps(str(listener.key_file))}"
             self.run_id = self._flwr_run(app, tmp, config)
-            self._link = listener.accept(timeout=self.connect_timeout)
+            try:
+                self._link = listener.accept(timeout=self.connect_timeout)
+            except TimeoutError as exc:
+                raise TimeoutError(
+                    f"The ServerApp of Flower run {self.run_id} did not connect back within {self.connect_timeout} s: "
+                    f"is fedsearch installed in the Python of the SuperLink at {self.superlink}, and can that "
+                    f"host reach {host}:{port}? The SuperLink's log tells.") from exc
         except BaseException:
             self.close()
             raise
