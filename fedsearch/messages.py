@@ -264,7 +264,10 @@ def _to_json(obj: Any, strict: bool) -> Any:
     if isinstance(obj, np.ndarray):
         if obj.dtype == object:
             return {"__list__": [_to_json(v, strict) for v in obj.tolist()]}
-        return {"__array__": obj.tolist(), "dtype": obj.dtype.str}
+        # numbers as their little-endian bytes in base64: exact, and a third of decimal text
+        data = np.ascontiguousarray(obj, dtype=obj.dtype.newbyteorder("<"))
+        return {"__array__": base64.b64encode(data.tobytes()).decode(), "dtype": data.dtype.str,
+                "shape": list(obj.shape)}
     if isinstance(obj, np.generic):
         return _to_json(obj.item(), strict)
     if isinstance(obj, dict):
@@ -316,7 +319,8 @@ def _from_json(obj: Any) -> Any:
     if not isinstance(obj, dict):
         return obj
     if "__array__" in obj:
-        return np.array(obj["__array__"], dtype=np.dtype(obj["dtype"]))
+        data = np.frombuffer(base64.b64decode(obj["__array__"]), dtype=np.dtype(obj["dtype"]))
+        return data.reshape(obj["shape"]).copy()
     if "__list__" in obj:
         return np.array([_from_json(v) for v in obj["__list__"]] + [None], dtype=object)[:-1]
     if "__float__" in obj:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..messages import ErrorReply, SetupTask, Task
@@ -73,9 +74,12 @@ class InProcessFederation(Federation):
             except Exception as exc:  # noqa: BLE001 - a task the party refuses is data
                 replies[p] = self._failure(p, exc)
         flat = [u for _, _, units in plan for u in units]
-        outputs = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch=self.pre_dispatch)(
-            delayed(run_unit)(u) for u in flat
-        )
+        if effective_n_jobs(self.n_jobs) == 1 and not self.verbose:  # no dispatch overhead per unit
+            outputs = [run_unit(u) for u in flat]
+        else:
+            outputs = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch=self.pre_dispatch)(
+                delayed(run_unit)(u) for u in flat
+            )
         self.compute_time += sum(t for _, t in outputs)
         start = 0
         for p, task, units in plan:
