@@ -254,6 +254,12 @@ def _model_from_json(data: str):
 
 
 def _to_json(obj: Any, strict: bool) -> Any:
+    if isinstance(obj, float) and obj != obj:
+        return {"__float__": "nan"}
+    if isinstance(obj, float) and obj in (float("inf"), float("-inf")):
+        return {"__float__": "inf" if obj > 0 else "-inf"}
+    if obj is None or isinstance(obj, (bool, int, float, str)):  # the common leaves first
+        return obj
     from .space import SearchSpace
 
     if isinstance(obj, SearchSpace):
@@ -274,12 +280,6 @@ def _to_json(obj: Any, strict: bool) -> Any:
         return {"__dict__": [[_to_json(k, strict), _to_json(v, strict)] for k, v in obj.items()]}
     if isinstance(obj, (list, tuple)):
         return [_to_json(v, strict) for v in obj]
-    if isinstance(obj, float) and obj != obj:
-        return {"__float__": "nan"}
-    if isinstance(obj, float) and obj in (float("inf"), float("-inf")):
-        return {"__float__": "inf" if obj > 0 else "-inf"}
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
     if hasattr(obj, "dist") and hasattr(obj, "args") and hasattr(obj, "ppf"):  # frozen scipy.stats
         return {"__distribution__": obj.dist.name, "args": _to_json(list(obj.args), strict),
                 "kwds": _to_json(dict(obj.kwds), strict)}

@@ -258,6 +258,7 @@ class FedPNEStrategy(Strategy):
         self._active = self.partition.root()  # K^1 = {(0, 1)}
         self._plan = None
         self._done = False
+        self._recommended = (None, None)  # (phases aggregated, recommended node)
 
     # ------------------------------------------------------------------ formulas bound to the parameters
     def tau(self, depth):
@@ -342,6 +343,11 @@ class FedPNEStrategy(Strategy):
 
     def recommended_node(self) -> Nodes:
         """The node whose centre :meth:`recommend` returns (no node before any reply)."""
+        if self._recommended[0] != len(self.phases_):  # once per phase, not once per party
+            self._recommended = (len(self.phases_), self._best_node())
+        return self._recommended[1]
+
+    def _best_node(self) -> Nodes:
         candidates = [ph for ph in self.phases_ if np.any(np.isfinite(ph.means))][-2:]
         if not candidates:
             return self.partition.root()[:0]

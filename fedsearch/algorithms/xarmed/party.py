@@ -12,7 +12,7 @@ import numpy as np
 
 from ...messages import EvaluateTask
 from ...party import register_handler
-from ...party.evaluate import _reply_evaluate, _units_evaluate
+from ...party.evaluate import _fresh, _reply_evaluate
 from .tasks import PullReply, PullTask
 from .nodes import PULLS
 
@@ -24,6 +24,8 @@ def node_means(scores: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
     Fed-PNE Algorithm 1, line 8); NaN mean where a node has no finite score."""
     counts = np.asarray(counts, dtype=np.int64)
     finite = np.isfinite(scores)
+    if len(counts) and counts[0] > 0 and np.all(counts == counts[0]) and finite.all():  # the usual phase
+        return scores.reshape(len(counts), counts[0]).mean(axis=1), counts.copy()
     sums = np.zeros(len(counts))
     n = np.zeros(len(counts), dtype=np.int64)
     pulled = counts > 0
@@ -55,8 +57,8 @@ def _check(party, task: PullTask) -> None:
 
 
 def _units_pull(party, task: PullTask) -> list:
-    _check(party, task)
-    return _units_evaluate(party, EvaluateTask(task.points))
+    _check(party, task)  # the points are the party's own draws inside the cube: not checked again
+    return party.evaluation_units(_fresh(party, task.points))
 
 
 def _quantity(party, points: np.ndarray) -> tuple | None:
