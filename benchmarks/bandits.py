@@ -42,10 +42,10 @@ METHODS_A = {"fedpne": ("fedpne", {}), "fed-pne-center": ("fedpne", {"pull": "ce
              "random": ("random", {}), "hct": None}
 QUICK = {"n_iter": 1000, "parties_b": [1, 5, 10, 20], "players_c": [1, 4, 16],
          "steps_c": {"sine_product": 400, "garland": 2000}, "scale_parties": 100, "scale_pulls": [100, 1000],
-         "epsilons_g": [0.5, 2.0, 8.0, None], "n_iter_g": 1000}
+         "epsilons_g": [1.0, 10.0, 100.0, 1000.0, 10000.0, None], "n_iter_g": 1000}
 FULL = {"n_iter": 5000, "parties_b": [1, 5, 10, 20], "players_c": [1, 4, 16],
         "steps_c": {"sine_product": 1600, "garland": 10000}, "scale_parties": 1000,
-        "scale_pulls": [100, 1000, 10000], "epsilons_g": [0.5, 2.0, 8.0, None], "n_iter_g": 5000}
+        "scale_pulls": [100, 1000, 10000], "epsilons_g": [1.0, 10.0, 100.0, 1000.0, 10000.0, None], "n_iter_g": 5000}
 
 
 def add_arguments(parser) -> None:

@@ -37,6 +37,9 @@ class Trace:
 
     Attributes
     ----------
+    chunks : list of list of tuple
+        Per party, ``(points, rewards, rounds)`` of each round it pulled in, in order.
+    n_dims : int
     points : list of ndarray of shape (n_evaluations_m, n_dims)
         The points party ``m`` evaluated, in order.
     rewards : list of ndarray of shape (n_evaluations_m,)
