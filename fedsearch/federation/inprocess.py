@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..messages import ErrorReply, SetupTask, Task
@@ -80,9 +81,12 @@ class InProcessFederation(Federation):
         # the callbacks' leaf tasks are made here, before the work leaves for the workers
         contexts = [self.party_progress[p].child(u.task_name, max_subtasks=u.subtasks)
                     if p in self.party_progress else None for p, _, units in plan for u in units]
-        outputs = Parallel(n_jobs=self.n_jobs, verbose=max(self.verbose - 3, 0), pre_dispatch=self.pre_dispatch)(
-            delayed(run_unit)(u, c) for u, c in zip(flat, contexts)
-        )
+        if effective_n_jobs(self.n_jobs) == 1 and self.verbose <= 3:  # no dispatch overhead per unit
+            outputs = [run_unit(u, c) for u, c in zip(flat, contexts)]
+        else:
+            outputs = Parallel(n_jobs=self.n_jobs, verbose=max(self.verbose - 3, 0), pre_dispatch=self.pre_dispatch)(
+                delayed(run_unit)(u, c) for u, c in zip(flat, contexts)
+            )
         self.compute_time += sum(t for _, t in outputs)
         start = 0
         for p, task, units in plan:

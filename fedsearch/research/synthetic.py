@@ -348,11 +348,14 @@ class FunctionParty(BaseParty):
     def evaluation_units(self, points) -> list[Unit]:
         return [Unit(self.objective, (points,))]
 
-    def summarise(self, points, outputs) -> list:
+    def scores(self, points, outputs) -> np.ndarray:
         values = np.asarray(outputs[0], dtype=float) if len(points) else np.empty(0)
         if self.noise_std > 0:
             values = values + self._rng.normal(0.0, self.noise_std, size=len(values))
-        return [{"test": {self.metric: float(v)}, "error": None} for v in values]
+        return values
+
+    def summarise(self, points, outputs) -> list:
+        return [{"test": {self.metric: float(v)}, "error": None} for v in self.scores(points, outputs)]
 
     def evaluator(self, seed=None) -> "_NoisyFunction":
         return _NoisyFunction(self.objective, self.noise_std, np.random.default_rng([0 if seed is None else seed, 7]))

@@ -51,12 +51,13 @@ class ResultsTable:
         return self._row(point)
 
     def add(self, tasks: dict, replies: dict) -> None:
-        """Take one round's evaluations. A reply that carries its own points (a local search's
-        upload) provides ``as_evaluation() -> (EvaluateTask, EvaluateReply)``."""
+        """Take one round's evaluations. A reply that is not an evaluation (a local search's
+        upload, a node pull) provides ``as_evaluation(task) -> (EvaluateTask, EvaluateReply)``,
+        ``(None, None)`` when it holds no configuration's score."""
         for p, reply in replies.items():
             task = tasks[p]
             if hasattr(reply, "as_evaluation"):
-                task, reply = reply.as_evaluation()
+                task, reply = reply.as_evaluation(task)
             if not isinstance(reply, EvaluateReply):
                 continue
             for i, point in enumerate(task.points):

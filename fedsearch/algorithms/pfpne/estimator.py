@@ -93,7 +93,7 @@ class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
     pull : {"uniform", "center"}, default="uniform"
         A uniformly random configuration of the box per pull, or the box's centre (the paper's
         experiments; repeated pulls are then answered from the party's cache).
-""" + docs.join(BANDIT_PARAMS, "reward_bounds", "aggregate") + docs.common_params(exclude=("aggregate", "final_fit")) + _FINAL_FIT_PARAM + """
+""" + docs.join(BANDIT_PARAMS, "reward_bounds", "share_evaluations", "aggregate") + docs.common_params(exclude=("aggregate", "final_fit")) + _FINAL_FIT_PARAM + """
     Attributes
     ----------
 """ + docs.common_attributes() + docs.join(BANDIT_ATTRIBUTES, "strategy_") + _PERSONAL_ATTRIBUTES + """
@@ -132,7 +132,7 @@ class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
     }
 
     def __init__(self, estimator, param_distributions, *, n_iter=100, gap=0.01, nu1=1.0, rho=0.5, c=0.1,
-                 c1=1.0, split="random", pull="uniform", reward_bounds=None, scoring=None, n_jobs=None,
+                 c1=1.0, split="random", pull="uniform", reward_bounds=None, share_evaluations=True, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan,
                  return_train_score=False, random_state=None, aggregate="mean", final_fit="local", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
@@ -143,13 +143,13 @@ class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
         self.n_iter = n_iter
         self.gap, self.nu1, self.rho, self.c, self.c1 = gap, nu1, rho, c, c1
         self.split, self.pull = split, pull
-        self.reward_bounds = reward_bounds
+        self.reward_bounds, self.share_evaluations = reward_bounds, share_evaluations
 
     def _make_strategy(self, space, n_parties, weights, random_state):
         seed, weights = self._seed_and_weights(weights, random_state)
         return self._wrap(PFPNEStrategy(
             space.n_dims, n_parties, self.n_iter, nu1=self.nu1, rho=self.rho, c=self.c, c1=self.c1,
-            gap=self.gap, split=self.split, pull=self.pull, weights=weights, random_state=seed), seed)
+            gap=self.gap, split=self.split, pull=self.pull, share=self.share_evaluations, weights=weights, random_state=seed), seed)
 
     def _after_search(self, strategy, federation, space):
         fitted = super()._after_search(strategy, federation, space)
