@@ -171,8 +171,7 @@ class BayesianLocalSearch:
     def _new(self, ordered: np.ndarray) -> np.ndarray:
         """The first of ``ordered`` whose configuration was not evaluated yet (canonical)."""
         seen = {tuple(np.round(p, 12)) for p in self._points}
-        for u in ordered[:50]:
-            c = self.space.canonical(u)
+        for c in self.space.canonical(ordered[:50]):
             if tuple(np.round(c, 12)) not in seen:
                 return c
         for _ in range(100):  # a small discrete space may be exhausted near the optimum

@@ -198,7 +198,7 @@ class LossSurfaces:
         surfaces = self.surfaces_ if surfaces is None else tuple(surfaces)
         rng = np.random.default_rng(self._argmin_seed)  # same answer on every call
         if space is not None and space.discrete.any():
-            snap = lambda U: np.array([space.canonical(u) for u in U])  # noqa: E731
+            snap = space.canonical  # vectorised over the candidates
         else:  # continuous coordinates are their own canonical point
             snap = lambda U: U  # noqa: E731
         cand = np.vstack([self.points_, snap(rng.random((n_candidates, self.n_dims_)))])
