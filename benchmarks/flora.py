@@ -115,8 +115,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--alpha", type=float, default=0.5,
                         help="Dirichlet concentration of label_skew and quantity_skew (default 0.5)")
     parser.add_argument("--raw-features", action="store_true",
-                        help="give SVC and MLP the raw features (default: a StandardScaler in "
-                             "front, fitted inside every fit on the party's own rows)")
+                        help="give SVC and MLP the raw features (default: a MinMaxScaler in "
+                             "front, as the paper scaled them, fitted inside every fit on the party's own rows)")
     parser.add_argument("--local-search", default="bo", help="the parties' local optimiser (default bo)")
     parser.add_argument("--central-search", default="bo",
                         help="optimiser of the centralised search that gives a* (default bo)")
@@ -227,7 +227,7 @@ def run(args) -> None:
     rows = []
     with threadpool_limits(1):  # one thread per process: HGB's OpenMP threads thrash a shared box
         for model in args.models:
-            estimator, space, default = presets.get(model, scaled=model != "hgb" and not args.raw_features)
+            estimator, space, default = presets.get(model, scaled="minmax" if model != "hgb" and not args.raw_features else False)
             for key in estimator.get_params():  # HGB's early-stopping split, MLP's initialisation
                 if key.endswith("random_state"):
                     estimator.set_params(**{key: 0})

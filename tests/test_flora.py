@@ -263,3 +263,27 @@ def test_local_search_fits_are_reused_by_a_later_evaluation_of_the_same_point():
     again = party.reply(evaluate, [])
     assert again.cached.all()
     assert again.scores[0] == pytest.approx(reply.scores[0])
+
+
+def test_parallel_search_gives_the_sequential_results_with_folds_in_threads(monkeypatch):
+    from fedsearch.algorithms.flora import party as flora_party
+
+    calls = []
+    threaded = flora_party._FoldsInThreads.__call__
+    monkeypatch.setattr(flora_party._FoldsInThreads, "__call__",
+                        lambda self, point: calls.append(point) or threaded(self, point))
+    monkeypatch.setattr(flora_party, "_in_a_worker", lambda: True)  # the threads of a worker
+    parallel = search(local_search="bo", n_iter=11, cv=3)
+    assert len(calls) == 2 * 11  # every trial of both parties went through the threaded folds
+    monkeypatch.setattr(flora_party, "_in_a_worker", lambda: False)
+    sequential = search(local_search="bo", n_iter=11, cv=3)
+    assert len(calls) == 2 * 11
+    for p in (0, 1):
+        for key in ("points", "scores"):
+            np.testing.assert_array_equal(parallel.local_results_[p][key], sequential.local_results_[p][key])
+    assert parallel.best_params_ == sequential.best_params_
+
+
+def test_server_workers_do_not_change_the_recommendation():
+    one, two = search(n_jobs=None), search(n_jobs=2)
+    assert one.surface_params_ == two.surface_params_

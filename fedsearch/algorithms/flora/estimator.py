@@ -177,7 +177,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         return FLoRAStrategy(
             n_parties, space, n_iter=self.n_iter, local_search=self.local_search,
             n_best=self.n_best, surface=self.surface, regressor=self.regressor, alpha=self.alpha,
-            validate=self.validate, random_state=random_state,
+            validate=self.validate, random_state=random_state, n_jobs=self.n_jobs,
         )
 
     def _after_search(self, strategy, federation, space):

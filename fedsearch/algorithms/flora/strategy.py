@@ -74,6 +74,9 @@ class FLoRAStrategy(Strategy):
     validate : bool, default=True
         Add the validation round.
     random_state : int, RandomState, Generator or None, default=None
+    n_jobs : int or None, default=None
+        Workers of the server's loss surfaces (the forests' trees are fitted and evaluated in
+        parallel while the parties' workers idle); the recommendation does not depend on it.
 
     Attributes
     ----------
@@ -108,7 +111,7 @@ class FLoRAStrategy(Strategy):
     """
 
     def __init__(self, n_parties, space=None, *, n_iter=100, local_search="bo", n_best=None,
-                 surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None):
+                 surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None, n_jobs=None):
         if surface not in SURFACES:
             raise ValueError(f"surface must be one of {list(SURFACES)}. Got {surface!r}.")
         self.n_parties = n_parties
@@ -120,6 +123,7 @@ class FLoRAStrategy(Strategy):
         self.regressor = regressor
         self.alpha = alpha
         self.validate = validate
+        self.n_jobs = n_jobs
         rng = as_generator(random_state)
         self._seeds = [int(s) for s in rng.integers(2**31, size=n_parties)]
         self._surface_seed = int(rng.integers(2**31))
@@ -154,7 +158,7 @@ class FLoRAStrategy(Strategy):
         if not any(np.isfinite(best)):
             return
         # line 6: the loss surfaces; line 7: their arg-min over the whole space (eq. 2.7)
-        self.surfaces_ = LossSurfaces(self.regressor, self.alpha, self._surface_seed).fit(
+        self.surfaces_ = LossSurfaces(self.regressor, self.alpha, self._surface_seed, self.n_jobs).fit(
             [(r.points, r.losses) for r in uploaded])
         self.surface_points_ = self.surfaces_.minimize(self.space)
 
