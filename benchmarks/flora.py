@@ -45,6 +45,7 @@ from fedsearch.algorithms.flora.surfaces import SURFACES
 from fedsearch.datasets import SPLITTERS, assign_parties, load_benchmark
 from fedsearch.research.metrics import compare_to_baseline, relative_regret
 
+from . import flora_replay
 from ._common import plot_boxes, print_table, search_record, seeds, write_runs
 
 DATASETS = ("pc3", "pollen", "electricity", "sonar", "heart_statlog", "oil_spill", "eeg_eye_state")
@@ -123,6 +124,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--competitors", nargs="*", default=list(COMPETITORS), choices=COMPETITORS,
                         help="searches at equal party budget to run beside FLoRA (default: all; "
                              "the bare option runs FLoRA alone)")
+    parser.add_argument("--replay-paper", action="store_true",
+                        help="instead of the protocol: feed the paper's own uploaded pairs "
+                             "(flora_paper_runs) to fedsearch's surfaces and score fedsearch's and "
+                             "the paper's picks side by side (benchmarks/flora_replay.py)")
+    parser.add_argument("--replay-repeats", type=int, default=None,
+                        help="with --replay-paper: repeats of stratified 10-fold CV of the low-noise "
+                             "'repeated' frame (default 3, quick 0: the paper frame only)")
 
 
 def _competitor(name, estimator, space, n_iter, cv, seed, n_jobs, flora):
@@ -213,7 +221,48 @@ class _PooledScores:
         return self._cache[key]
 
 
+def _replay(args) -> None:
+    names = args.datasets or (QUICK_DATASETS if args.quick else DATASETS)
+    repeats = args.replay_repeats if args.replay_repeats is not None else (0 if args.quick else 3)
+    print(f"FLoRA replay of the paper's runs: models={' '.join(args.models)}, datasets={' '.join(names)}, "
+          f"frames: paper" + (f" and {repeats} x stratified 10-fold" if repeats else ""))
+    rows = []
+    with threadpool_limits(1):
+        for model in args.models:
+            for name in names:
+                if not flora_replay.available(args.data_dir, model, name):
+                    print(f"{model} {name}: the paper has no run")
+                    continue
+                t0 = time.perf_counter()
+                rows += flora_replay.replay(args.data_dir, model, name, n_repeats=repeats, n_jobs=args.n_jobs)
+                print(f"{model} {name}: done ({time.perf_counter() - t0:.0f} s)", flush=True)
+    table = []
+    for key in dict.fromkeys((r["model"], r["dataset"], r["frame"]) for r in rows):
+        group = [r for r in rows if (r["model"], r["dataset"], r["frame"]) == key]
+        line = {"model": key[0], "dataset": key[1], "frame": key[2],
+                "b": f"{100 * group[0]['b']:.2f}", "a*": f"{100 * group[0]['a_star']:.2f}"}
+        for r in group:
+            line[f"{r['surface']} {r['source'][0]}"] = f"{r['regret']:.2f}"
+        table.append(line)
+    columns = [f"{s} {src}" for s in SURFACES for src in "fp"]
+    print_table(table, ["model", "dataset", "frame", "b", "a*", *columns],
+                title="Relative regret of fedsearch's (f) and the paper's (p) picks from the paper's own pairs")
+    summary = []
+    for model, frame in dict.fromkeys((r["model"], r["frame"]) for r in rows):
+        for s in SURFACES:
+            f, p = ([r["regret"] for r in rows if (r["model"], r["frame"], r["surface"], r["source"]) ==
+                     (model, frame, s, src)] for src in ("fedsearch", "paper"))
+            summary.append({"model": model, "frame": frame, "surface": s, "datasets": len(f),
+                            "fedsearch": np.mean(f), "paper": np.mean(p),
+                            "fedsearch better": f"{sum(a < b for a, b in zip(f, p))}/{len(f)}"})
+    print_table(summary, ["model", "frame", "surface", "datasets", "fedsearch", "paper", "fedsearch better"],
+                title="Mean relative regret over the datasets")
+    write_runs(args, rows, name="flora_replay")
+
+
 def run(args) -> None:
+    if args.replay_paper:
+        return _replay(args)
     quick = args.quick
     names = args.datasets or (QUICK_DATASETS if quick else DATASETS)
     n_iter = args.n_iter or (10 if quick else 100)

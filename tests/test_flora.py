@@ -200,7 +200,7 @@ def test_api_config_and_parameter_validation():
     bad = [
         (dict(n_iter=0), "The 'n_iter' parameter of FLoRASearchCV must be an int in the range \\[1, inf\\)"),
         (dict(surface="avg"), "The 'surface' parameter of FLoRASearchCV must be"),
-        (dict(local_search="tpe"), "The 'local_search' parameter of FLoRASearchCV must be one of"),
+        (dict(local_search="smac"), "The 'local_search' parameter of FLoRASearchCV must be one of"),
         (dict(n_best=0), "The 'n_best' parameter of FLoRASearchCV"),
     ]
     for params, match in bad:
@@ -248,8 +248,8 @@ def test_local_search_task_is_validated_by_the_party():
         party.units(LocalSearchTask(0))
     with pytest.raises(ValueError, match="n_best=0"):
         party.units(LocalSearchTask(5, n_best=0))
-    with pytest.raises(ValueError, match="does not know the local search 'tpe'"):
-        party.units(LocalSearchTask(5, method="tpe"))
+    with pytest.raises(ValueError, match="does not know the local search 'smac'"):
+        party.units(LocalSearchTask(5, method="smac"))
 
 
 def test_local_search_fits_are_reused_by_a_later_evaluation_of_the_same_point():
