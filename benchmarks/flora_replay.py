@@ -76,7 +76,8 @@ def paper_pairs(data_dir, model: str, dataset: str, space, parties: int = 3) -> 
     names = [n.rpartition("__")[2] for n in space.param_names]
     out = []
     for i in range(parties):
-        params, scores = _read_pairs(folder / f"hp_balanced_accuracy_pairs_data__party_{i}.csv", names)
+        path, = folder.glob(f"hp_*_pairs_data_*party_{i}.csv")  # pc3's files have their own name
+        params, scores = _read_pairs(path, names)
         prefixed = [{p: q[n] for p, n in zip(space.param_names, names)} for q in params]
         points = np.array([space.to_unit(_clipped(space, q)) for q in prefixed])
         out.append((points, 1.0 - scores))

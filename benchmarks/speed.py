@@ -16,7 +16,9 @@ divided by the workers (parallel efficiency = work_sum / (n_jobs x wall)), and t
 server-side time (``configure`` + ``aggregate`` + ``recommend``). Because FLoRA's local searches
 fit their folds in threads inside a unit, a unit's wall time is not its work: part 2 also reports
 ``fit_sum``, the seconds of fitting and scoring of every (configuration, party, fold) from
-``cv_results_`` (the rule of part 1), and ``fit_efficiency = fit_sum / (n_jobs x wall)``.
+``cv_results_`` (the rule of part 1; inflated when fits share cores with threads), and ``cpu``,
+the CPU seconds of this process and its workers (from ``/proc``) with
+``cpu_efficiency = cpu / (n_jobs x wall)``: the share of the workers' cores the search used.
 
 Part 3. The local searchers' own cost (FLoRA's parties): CPU seconds of one ``ask`` + ``tell``
 over 200 trials (``--trials``) on the HGB space of the paper (a cheap synthetic objective, so that only the
@@ -150,6 +152,34 @@ def _time_fit(search, X, y, **fit_kwargs) -> float:
     return time.perf_counter() - t0
 
 
+def _tree_cpu() -> float:
+    """CPU seconds of this process and of its live descendants (joblib's workers), from /proc;
+    NaN where /proc is absent."""
+    try:
+        parent = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        fields = f.read().rpartition(")")[2].split()
+                except OSError:  # the process ended meanwhile
+                    continue
+                parent[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    except OSError:
+        return float("nan")
+    tree, total = {os.getpid()}, 0.0
+    grown = True
+    while grown:
+        grown = False
+        for pid, (ppid, _) in parent.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grown = True
+    for pid in tree:
+        total += parent.get(pid, (0, 0.0))[1]
+    return total
+
+
 def _grid_vs_pooled(args, s, seed, X, y, parties) -> list[dict]:
     grid = _grid(s["grid"])
     folds = _party_folds(y, parties, s["cv"])
@@ -197,14 +227,17 @@ def _efficiency(args, s, seed, X, y, parties) -> list[dict]:
         try:
             search = instrumented(cls)(_pipeline(), space, cv=s["cv"], scoring=SCORING, n_jobs=args.n_jobs,
                                        refit=False, random_state=seed, **kwargs)
+            cpu = _tree_cpu()
             wall = _time_fit(search, X, y, parties=parties)
+            cpu = _tree_cpu() - cpu
         except TypeError as exc:  # its constructor differs from the one assumed here
             rows.append(unavailable_record(f"{name}: {exc}", method=method, **fields))
             continue
         work, fits = search.work_time_sum_, _fold_fit_sum(search, s["cv"])
         rows.append(search_record(search, method=method, **fields, wall=wall, work_sum=work,
                                   efficiency=work / (args.n_jobs * wall), fit_sum=fits,
-                                  fit_efficiency=fits / (args.n_jobs * wall),
+                                  fit_efficiency=fits / (args.n_jobs * wall), cpu=cpu,
+                                  cpu_efficiency=cpu / (args.n_jobs * wall),
                                   strategy_time=getattr(search, "strategy_time_", None)))
     return rows
 
@@ -225,7 +258,7 @@ def _local_search_cost(n_trials) -> list[dict]:
     for method in ("random", "bo", "tpe"):
         try:
             searcher = make_local_search(method, space, seed=0)
-        except ImportError as exc:
+        except (ImportError, ValueError) as exc:  # hyperopt absent, or an older fedsearch without it
             rows.append(unavailable_record(str(exc), part="local_search", method=method))
             continue
         cost = []
@@ -285,11 +318,12 @@ def _run(args) -> list[dict]:
     print_table(part1, ["method", "seed", "repeat", "wall", "fit_sum", "efficiency", "best_score"],
                 title="Part 1, every run (fit_sum: fit + score seconds from cv_results_; "
                       "efficiency = fit_sum / (n_jobs x wall))")
-    print_table(part2, ["method", "seed", "wall", "work_sum", "efficiency", "fit_sum", "fit_efficiency",
-                        "strategy_time", "rounds", "best_score", "status"],
+    print_table(part2, ["method", "seed", "wall", "work_sum", "efficiency", "fit_sum", "fit_efficiency", "cpu",
+                        "cpu_efficiency", "strategy_time", "rounds", "best_score", "status"],
                 title=f"Part 2: each search at {s['grid'] ** 2} configurations per party (seconds; work_sum: "
                       f"workers' seconds over all party work; efficiency = work_sum / (n_jobs x wall); fit_sum: "
                       f"fit + score seconds of every fold from cv_results_, fit_efficiency = fit_sum / (n_jobs x wall); "
+                      f"cpu: CPU seconds of this process and its workers, cpu_efficiency = cpu / (n_jobs x wall); "
                       f"strategy_time: the server-side strategy)")
     part3 = _local_search_cost(s["trials"])
     print_table(part3, ["method", "ms_trials_1_30", "ms_trials_31_100", "ms_trials_101_200", "ms_trials_181_200",
