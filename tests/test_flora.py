@@ -287,3 +287,45 @@ def test_parallel_search_gives_the_sequential_results_with_folds_in_threads(monk
 def test_server_workers_do_not_change_the_recommendation():
     one, two = search(n_jobs=None), search(n_jobs=2)
     assert one.surface_params_ == two.surface_params_
+
+
+def _upload(points, scores):
+    s = np.asarray(scores, dtype=float)
+    return LocalSearchReply(points=np.asarray(points, dtype=float)[:, None], scores=s, losses=1 - s,
+                            trials=np.arange(len(s)), n_evaluations=len(s), n_failed=0, n_samples=10)
+
+
+def test_validated_pick_recommends_the_best_validated_candidate():
+    from fedsearch.messages import EvaluateReply
+
+    strategy = FLoRAStrategy(2, n_iter=3, n_validate=6, default_point=np.array([0.05]), random_state=0,
+                             regressor=RandomForestRegressor(n_estimators=10))
+    strategy.aggregate(0, {0: _upload([.1, .5, .9], [.6, .9, .5]), 1: _upload([.2, .5, .8], [.7, .8, .6])})
+    tasks = strategy.configure(1)
+    points = tasks[0].points
+    # the chosen surface's arg-min first, the default configuration last, no point twice
+    np.testing.assert_array_equal(points[0], strategy.surface_points_["aplm"])
+    np.testing.assert_array_equal(points[-1], [0.05])
+    assert len({tuple(p) for p in points}) == len(points) >= 2
+    k = len(points)
+    scores = np.linspace(0.5, 0.6, k)  # the default configuration validates best ...
+    strategy.aggregate(1, {0: EvaluateReply(scores=scores, n_samples=10),
+                           1: EvaluateReply(scores=scores, n_samples=30)})
+    np.testing.assert_allclose(strategy.validated_scores_, scores)
+    np.testing.assert_array_equal(strategy.recommend(), [0.05])  # ... and is recommended
+    # a candidate some party failed on is never recommended
+    failed = scores.copy()
+    failed[-1] = np.nan
+    strategy.aggregate(1, {0: EvaluateReply(scores=failed, n_samples=10), 1: EvaluateReply(scores=scores, n_samples=30)})
+    np.testing.assert_array_equal(strategy.recommend(), points[-2])
+
+
+def test_n_validate_one_is_the_paper_and_more_validates_more():
+    one = search(n_iter=10)
+    assert np.sum(np.isfinite(one.cv_results_["mean_test_score"])) == 1
+    many = search(n_iter=10, n_validate=5)
+    validated = np.isfinite(many.cv_results_["mean_test_score"])
+    assert validated.sum() >= 2  # the surfaces' distinct picks and the estimator's theta=0.5
+    assert {"theta": 0.5} in [p for p, v in zip(many.cv_results_["params"], validated) if v]
+    assert many.best_score_ == np.nanmax(many.cv_results_["mean_test_score"])
+    assert [r for r, pid, _, m in many.transcript_ if pid == 0 and r >= 0].count(1) == 2  # one round

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..._random import as_generator
-from ...messages import EvaluateTask
+from ...messages import EvaluateReply, EvaluateTask
+from ...space import point_key
 from ...strategy import Strategy, register_strategy
+from ..candidates.strategy import aggregate_scores
 from .surfaces import SURFACES, LossSurfaces
 from .tasks import LocalSearchReply, LocalSearchTask
 
@@ -77,6 +79,16 @@ class FLoRAStrategy(Strategy):
     n_jobs : int or None, default=None
         Workers of the server's loss surfaces (the forests' trees are fitted and evaluated in
         parallel while the parties' workers idle); the recommendation does not depend on it.
+    n_validate : int, default=1
+        Candidates of the validation round (beyond the paper): the arg-min of ``surface``, then
+        the other surfaces' distinct arg-mins, then ``default_point``, the first ``n_validate``
+        of them. Every party cross-validates all of them in the one validation round, and the
+        recommendation is the candidate with the best federated validated score (ties: the
+        earlier candidate). 1 is the paper's FLoRA: the arg-min of ``surface``, validated.
+    aggregate : {"weighted", "mean", "min"}, default="weighted"
+        How the parties' validated scores make the federated score (as the estimators' ``aggregate``).
+    default_point : ndarray of shape (n_dims,) or None, default=None
+        The estimator's default configuration on the unit cube, the last candidate.
 
     Attributes
     ----------
@@ -91,6 +103,10 @@ class FLoRAStrategy(Strategy):
         Parties whose local search failed, with the error.
     validation_ : dict of int to EvaluateReply
         The validation round's replies.
+    candidates_ : list of ndarray
+        The points of the validation round.
+    validated_scores_ : ndarray
+        Their federated validated scores (NaN where a party failed).
 
     Examples
     --------
@@ -111,7 +127,8 @@ class FLoRAStrategy(Strategy):
     """
 
     def __init__(self, n_parties, space=None, *, n_iter=100, local_search="bo", n_best=None,
-                 surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None, n_jobs=None):
+                 surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None, n_jobs=None,
+                 n_validate=1, aggregate="weighted", default_point=None):
         if surface not in SURFACES:
             raise ValueError(f"surface must be one of {list(SURFACES)}. Got {surface!r}.")
         self.n_parties = n_parties
@@ -124,6 +141,9 @@ class FLoRAStrategy(Strategy):
         self.alpha = alpha
         self.validate = validate
         self.n_jobs = n_jobs
+        self.n_validate = n_validate
+        self.aggregate_how = aggregate
+        self.default_point = default_point
         rng = as_generator(random_state)
         self._seeds = [int(s) for s in rng.integers(2**31, size=n_parties)]
         self._surface_seed = int(rng.integers(2**31))
@@ -133,6 +153,8 @@ class FLoRAStrategy(Strategy):
         self.heterogeneity_ = float("nan")
         self.failed_parties_: dict = {}
         self.validation_: dict = {}
+        self.candidates_: list = []
+        self.validated_scores_ = np.empty(0)
         self._round = 0
 
     def configure(self, round):
@@ -141,13 +163,28 @@ class FLoRAStrategy(Strategy):
             return {p: LocalSearchTask(self.n_iter, self.local_search, self._seeds[p], self.n_best)
                     for p in range(self.n_parties)}
         if round == 1 and self.validate and self.surface in self.surface_points_:
-            point = self.surface_points_[self.surface]
-            return {p: EvaluateTask(point[None, :]) for p in range(self.n_parties)}
+            points = np.array(self.candidates_)
+            return {p: EvaluateTask(points) for p in range(self.n_parties)}
         return None
+
+    def _candidates(self) -> list:
+        """The chosen surface's arg-min, the other surfaces' distinct ones, the default point."""
+        ordered = [self.surface_points_[self.surface]]
+        ordered += [self.surface_points_[s] for s in SURFACES if s != self.surface and s in self.surface_points_]
+        if self.default_point is not None:
+            ordered.append(np.asarray(self.default_point, dtype=float))
+        unique = {}
+        for u in ordered:
+            unique.setdefault(point_key(u), u)
+        return list(unique.values())[:self.n_validate]
 
     def aggregate(self, round, replies):
         if round == 1:
             self.validation_ = dict(sorted(replies.items()))
+            answered = [r for r in self.validation_.values() if isinstance(r, EvaluateReply)]
+            scores = np.array([r.scores for r in answered], dtype=float).reshape(len(answered), -1)
+            weights = np.array([r.n_samples for r in answered], dtype=float)
+            self.validated_scores_ = aggregate_scores(scores, weights, self.aggregate_how)
             return
         # Algorithm 1, line 5: collect E = {E_i}; a party that could not search is a failure
         self.failed_parties_ = {p: r.error for p, r in sorted(replies.items()) if r.error is not None}
@@ -161,6 +198,7 @@ class FLoRAStrategy(Strategy):
         self.surfaces_ = LossSurfaces(self.regressor, self.alpha, self._surface_seed, self.n_jobs).fit(
             [(r.points, r.losses) for r in uploaded])
         self.surface_points_ = self.surfaces_.minimize(self.space)
+        self.candidates_ = self._candidates()
 
     def recommend(self, party=None):
         """The arg-min of ``surface``; for ``party``, the best configuration it uploaded."""
@@ -171,6 +209,9 @@ class FLoRAStrategy(Strategy):
         if self.surface not in self.surface_points_:
             details = "; ".join(f"party {p}: {e}" for p, e in self.failed_parties_.items())
             raise ValueError(f"No loss surface could be fitted: no party uploaded a finite loss. {details}")
+        validated = np.where(np.isnan(self.validated_scores_), -np.inf, self.validated_scores_)
+        if validated.size and np.isfinite(validated).any():  # the best validated candidate
+            return self.candidates_[int(np.argmax(validated))].copy()
         return self.surface_points_[self.surface].copy()
 
 
