@@ -254,8 +254,11 @@ def _replay(args) -> None:
                     print(f"{model} {name}: the paper has no run")
                     continue
                 t0 = time.perf_counter()
-                rows += flora_replay.replay(args.data_dir, model, name, n_repeats=repeats, n_jobs=args.n_jobs)
-                print(f"{model} {name}: done ({time.perf_counter() - t0:.0f} s)", flush=True)
+                new = flora_replay.replay(args.data_dir, model, name, n_repeats=repeats, n_jobs=args.n_jobs)
+                rows += new
+                print(f"{model} {name} ({time.perf_counter() - t0:.0f} s): "
+                      + ", ".join(f"{r['frame']} {r['surface']} {r['source']} {r['regret']:.2f}" for r in new),
+                      flush=True)
     table = []
     for key in dict.fromkeys((r["model"], r["dataset"], r["frame"]) for r in rows):
         group = [r for r in rows if (r["model"], r["dataset"], r["frame"]) == key]

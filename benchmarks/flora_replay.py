@@ -55,7 +55,12 @@ def run_name(dataset: str, parties: int = 3) -> str:
 
 def _read_pairs(path: Path, names) -> tuple[list[dict], np.ndarray]:
     with open(path) as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.reader(f))
+    if rows[0][-1] == "label":
+        header, rows = rows[0], rows[1:]
+    else:  # pc3's HGB files have no header; their columns are in the space's order
+        header = [*names, "label"]
+    rows = [dict(zip(header, r)) for r in rows]
     params = [{n: _number(r[n]) for n in names} for r in rows]
     return params, np.array([-float(r["label"]) for r in rows])  # label = minus the CV score
 
