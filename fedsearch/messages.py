@@ -38,7 +38,7 @@ import numpy as np
 
 __all__ = [
     "Task", "Reply", "EvaluateTask", "EvaluateReply", "FitTask", "FitReply", "SetupTask", "SetupReply", "ErrorReply",
-    "message", "encode", "decode", "message_size", "TRUSTED_MODULES",
+    "message", "encode", "decode", "jsonable", "message_size", "TRUSTED_MODULES",
 ]
 
 _REGISTRY: dict[str, type] = {}
@@ -341,6 +341,12 @@ def _from_json(obj: Any) -> Any:
         raise TypeError(f"A {obj['__unencodable__']} was not encoded and cannot be decoded.")
     cls = _REGISTRY[obj["__message__"]]
     return cls(**{k: _from_json(v) for k, v in obj.items() if k != "__message__"})
+
+
+def jsonable(obj, strict: bool = True):
+    """``obj`` as the plain JSON data :func:`encode` writes. With ``strict=False``, what no wire
+    could carry is replaced by its type name instead of raising."""
+    return _to_json(obj, strict)
 
 
 def encode(msg) -> bytes:

@@ -90,6 +90,11 @@ class ResultsTable:
             out[p, row] = cell[part].get(metric, np.nan)
         return out
 
+    def best_score(self, metric: str, aggregate: str) -> float | None:
+        """The best federated score so far among the configurations every party evaluated."""
+        scores = aggregate_scores(self.party_scores(metric), self.weights, aggregate)
+        return float(np.nanmax(scores)) if np.any(np.isfinite(scores)) else None
+
     def results(self, aggregate: str) -> dict:
         """``cv_results_`` in scikit-learn's layout, plus per-party columns."""
         n = self.n_rows

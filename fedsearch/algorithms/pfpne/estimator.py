@@ -101,7 +101,7 @@ class PFPNESearchCV(BanditSearchCV):
     pull : {"uniform", "center"}, default="uniform"
         A uniformly random configuration of the box per pull, or the box's centre (the paper's
         experiments; repeated pulls are then answered from the party's cache).
-""" + docs.join(BANDIT_PARAMS, "reward_bounds", "aggregate") + docs.common_params(exclude=("aggregate",))[0] + _FINAL_FIT_PARAM + """
+""" + docs.join(BANDIT_PARAMS, "reward_bounds", "aggregate") + docs.common_params(exclude=("aggregate", "final_fit")) + _FINAL_FIT_PARAM + """
     Attributes
     ----------
 """ + docs.common_attributes() + docs.join(BANDIT_ATTRIBUTES, "strategy_") + _PERSONAL_ATTRIBUTES + """
@@ -142,11 +142,11 @@ class PFPNESearchCV(BanditSearchCV):
     def __init__(self, estimator, param_distributions, *, n_iter=100, gap=0.01, nu1=1.0, rho=0.5, c=0.1,
                  c1=1.0, split="random", pull="uniform", reward_bounds=None, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan,
-                 return_train_score=False, random_state=None, aggregate="mean", final_fit="local"):
+                 return_train_score=False, random_state=None, aggregate="mean", final_fit="local", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_distributions = param_distributions
         self.n_iter = n_iter
         self.gap, self.nu1, self.rho, self.c, self.c1 = gap, nu1, rho, c, c1
