@@ -182,9 +182,10 @@ class FLoRAStrategy(Strategy):
         if round == 1:
             self.validation_ = dict(sorted(replies.items()))
             answered = [r for r in self.validation_.values() if isinstance(r, EvaluateReply)]
-            scores = np.array([r.scores for r in answered], dtype=float).reshape(len(answered), -1)
+            scores = np.array([r.scores for r in answered], dtype=float).reshape(len(answered), len(self.candidates_))
             weights = np.array([r.n_samples for r in answered], dtype=float)
-            self.validated_scores_ = aggregate_scores(scores, weights, self.aggregate_how)
+            self.validated_scores_ = (aggregate_scores(scores, weights, self.aggregate_how) if answered
+                                      else np.full(len(self.candidates_), np.nan))  # nobody validated
             return
         # Algorithm 1, line 5: collect E = {E_i}; a party that could not search is a failure
         self.failed_parties_ = {p: r.error for p, r in sorted(replies.items()) if r.error is not None}
