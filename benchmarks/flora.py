@@ -32,8 +32,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy import stats
 from sklearn.base import clone
-from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold, cross_val_score
 from threadpoolctl import threadpool_limits
 
 from fedsearch import (
@@ -45,6 +46,7 @@ from fedsearch.algorithms.flora.surfaces import SURFACES
 from fedsearch.datasets import SPLITTERS, assign_parties, load_benchmark
 from fedsearch.research.metrics import compare_to_baseline, relative_regret
 
+from . import flora_replay
 from ._common import plot_boxes, print_table, search_record, seeds, write_runs
 
 DATASETS = ("pc3", "pollen", "electricity", "sonar", "heart_statlog", "oil_spill", "eeg_eye_state")
@@ -108,21 +110,33 @@ def add_arguments(parser) -> None:
     parser.add_argument("--folds", type=int, default=None,
                         help="k of the k-fold CV everywhere (default 10, quick 3)")
     parser.add_argument("--parties", type=int, default=3, help="p (default 3)")
-    parser.add_argument("--split", default="iid", choices=SPLITTERS,
-                        help="how the pooled data is dealt to parties (default iid; label_skew: "
+    parser.add_argument("--split", default="iid", choices=("stratified", *SPLITTERS),
+                        help="how the pooled data is dealt to parties (default iid; stratified: the "
+                             "paper's label-stratified IID split; label_skew: "
                              "Dirichlet over each class; parity_skew / disjoint_labels: App. D.8's "
                              "imb1 / imb2)")
     parser.add_argument("--alpha", type=float, default=0.5,
                         help="Dirichlet concentration of label_skew and quantity_skew (default 0.5)")
     parser.add_argument("--raw-features", action="store_true",
-                        help="give SVC and MLP the raw features (default: a StandardScaler in "
-                             "front, fitted inside every fit on the party's own rows)")
+                        help="give SVC and MLP the raw features (default: a MinMaxScaler in "
+                             "front, as the paper scaled them, fitted inside every fit on the party's own rows)")
     parser.add_argument("--local-search", default="bo", help="the parties' local optimiser (default bo)")
     parser.add_argument("--central-search", default="bo",
                         help="optimiser of the centralised search that gives a* (default bo)")
     parser.add_argument("--competitors", nargs="*", default=list(COMPETITORS), choices=COMPETITORS,
                         help="searches at equal party budget to run beside FLoRA (default: all; "
                              "the bare option runs FLoRA alone)")
+    parser.add_argument("--scoring-repeats", type=int, default=1,
+                        help="R > 1: the low-noise scoring: every pick, b and a* scored by R x "
+                             "stratified k-fold CV on splits other than the one the centralised "
+                             "search chose a* on (default 1: one split, a* in sample)")
+    parser.add_argument("--replay-paper", action="store_true",
+                        help="instead of the protocol: feed the paper's own uploaded pairs "
+                             "(flora_paper_runs) to fedsearch's surfaces and score fedsearch's and "
+                             "the paper's picks side by side (benchmarks/flora_replay.py)")
+    parser.add_argument("--replay-repeats", type=int, default=None,
+                        help="with --replay-paper: repeats of stratified 10-fold CV of the low-noise "
+                             "'repeated' frame (default 3, quick 0: the paper frame only)")
 
 
 def _competitor(name, estimator, space, n_iter, cv, seed, n_jobs, flora):
@@ -150,7 +164,12 @@ def _competitor(name, estimator, space, n_iter, cv, seed, n_jobs, flora):
 
 def _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space, X, y, pooled) -> list[dict]:
     """The long-format records of FLoRA's surfaces and every competitor on one split of the data."""
-    labels = assign_parties(y, args.parties, split=args.split, alpha=args.alpha, random_state=seed)
+    if args.split == "stratified":  # the paper's party split: StratifiedKFold(p, shuffle=True)
+        labels = np.empty(len(y), dtype=int)
+        for i, (_, rows) in enumerate(StratifiedKFold(args.parties, shuffle=True, random_state=seed).split(X, y)):
+            labels[rows] = i
+    else:
+        labels = assign_parties(y, args.parties, split=args.split, alpha=args.alpha, random_state=seed)
     Xs = [X[labels == i] for i in range(args.parties)]
     ys = [y[labels == i] for i in range(args.parties)]
     cv = StratifiedKFold(k, shuffle=True, random_state=seed)
@@ -185,21 +204,30 @@ class _PooledScores:
     """k-fold CV balanced accuracy on the pooled data (the emulated final federated training).
 
     Each configuration is scored once per model and dataset. ``baseline`` is ``b``, the default
-    configuration's score; ``best`` is ``a*``, the best score of a centralised search of
-    ``n_iter`` configurations with the local optimiser ``method`` (seed 0).
+    configuration's score; ``best`` is ``a*``: a centralised search of ``n_iter`` configurations
+    with the local optimiser ``method`` (seed 0) on the k-fold split ``search_folds``. With
+    ``folds`` other splits (the low-noise protocol, ``--scoring-repeats``), every score,
+    ``b`` and ``a*`` included, is taken on ``folds``: ``a*`` is the search's best configuration
+    scored out of sample, not the winner's-curse maximum of the scores it was chosen on.
     """
 
-    def __init__(self, estimator, X, y, folds, n_jobs, *, default, space, n_iter, method):
-        self.estimator, self.X, self.y, self.folds, self.n_jobs = estimator, X, y, folds, n_jobs
+    def __init__(self, estimator, X, y, folds, n_jobs, *, default, space, n_iter, method, search_folds=None):
+        self.estimator, self.X, self.y, self.n_jobs = estimator, X, y, n_jobs
         self._cache = {}
-        self.baseline = self(default)
+        self.folds = search_folds if search_folds is not None else folds
         searcher = make_local_search(method, space, seed=0)
-        self.best = -np.inf
+        best_score, best_params = -np.inf, None
         for _ in range(n_iter):
             u = searcher.ask()
-            score = self(space.to_params(u))
+            params = space.to_params(u)
+            score = self(params)
             searcher.tell(u, score)
-            self.best = max(self.best, score)  # a NaN (every fold failed) never wins
+            if score > best_score:  # a NaN (every fold failed) never wins
+                best_score, best_params = score, params
+        if search_folds is not None:  # score out of sample from now on
+            self.folds, self._cache = folds, {}
+        self.best = self(best_params) if best_params is not None else float("nan")
+        self.baseline = self(default)
 
     def __call__(self, params) -> float:
         key = repr(sorted(params.items()))
@@ -213,7 +241,51 @@ class _PooledScores:
         return self._cache[key]
 
 
+def _replay(args) -> None:
+    names = args.datasets or (QUICK_DATASETS if args.quick else DATASETS)
+    repeats = args.replay_repeats if args.replay_repeats is not None else (0 if args.quick else 3)
+    print(f"FLoRA replay of the paper's runs: models={' '.join(args.models)}, datasets={' '.join(names)}, "
+          f"frames: paper" + (f" and {repeats} x stratified 10-fold" if repeats else ""))
+    rows = []
+    with threadpool_limits(1):
+        for model in args.models:
+            for name in names:
+                if not flora_replay.available(args.data_dir, model, name):
+                    print(f"{model} {name}: the paper has no run")
+                    continue
+                t0 = time.perf_counter()
+                new = flora_replay.replay(args.data_dir, model, name, n_repeats=repeats, n_jobs=args.n_jobs)
+                rows += new
+                print(f"{model} {name} ({time.perf_counter() - t0:.0f} s): "
+                      + ", ".join(f"{r['frame']} {r['surface']} {r['source']} {r['regret']:.2f}" for r in new),
+                      flush=True)
+    table = []
+    for key in dict.fromkeys((r["model"], r["dataset"], r["frame"]) for r in rows):
+        group = [r for r in rows if (r["model"], r["dataset"], r["frame"]) == key]
+        line = {"model": key[0], "dataset": key[1], "frame": key[2],
+                "b": f"{100 * group[0]['b']:.2f}", "a*": f"{100 * group[0]['a_star']:.2f}"}
+        for r in group:
+            line[f"{r['surface']} {r['source'][0]}"] = f"{r['regret']:.2f}"
+        table.append(line)
+    columns = [f"{s} {src}" for s in SURFACES for src in "fp"]
+    print_table(table, ["model", "dataset", "frame", "b", "a*", *columns],
+                title="Relative regret of fedsearch's (f) and the paper's (p) picks from the paper's own pairs")
+    summary = []
+    for model, frame in dict.fromkeys((r["model"], r["frame"]) for r in rows):
+        for s in SURFACES:
+            f, p = ([r["regret"] for r in rows if (r["model"], r["frame"], r["surface"], r["source"]) ==
+                     (model, frame, s, src)] for src in ("fedsearch", "paper"))
+            summary.append({"model": model, "frame": frame, "surface": s, "datasets": len(f),
+                            "fedsearch": np.mean(f), "paper": np.mean(p),
+                            "fedsearch better": f"{sum(a < b for a, b in zip(f, p))}/{len(f)}"})
+    print_table(summary, ["model", "frame", "surface", "datasets", "fedsearch", "paper", "fedsearch better"],
+                title="Mean relative regret over the datasets")
+    write_runs(args, rows, name="flora_replay")
+
+
 def run(args) -> None:
+    if args.replay_paper:
+        return _replay(args)
     quick = args.quick
     names = args.datasets or (QUICK_DATASETS if quick else DATASETS)
     n_iter = args.n_iter or (10 if quick else 100)
@@ -227,7 +299,7 @@ def run(args) -> None:
     rows = []
     with threadpool_limits(1):  # one thread per process: HGB's OpenMP threads thrash a shared box
         for model in args.models:
-            estimator, space, default = presets.get(model, scaled=model != "hgb" and not args.raw_features)
+            estimator, space, default = presets.get(model, scaled="minmax" if model != "hgb" and not args.raw_features else False)
             for key in estimator.get_params():  # HGB's early-stopping split, MLP's initialisation
                 if key.endswith("random_state"):
                     estimator.set_params(**{key: 0})
@@ -235,9 +307,14 @@ def run(args) -> None:
                 t0 = time.perf_counter()
                 data = load_benchmark(name, args.data_dir)
                 X, y = data.data, data.target
-                pooled = _PooledScores(estimator, X, y, StratifiedKFold(k, shuffle=True, random_state=0),
-                                       args.n_jobs, default=default, space=space, n_iter=n_iter,
-                                       method=args.central_search)
+                search_folds = StratifiedKFold(k, shuffle=True, random_state=0)
+                if args.scoring_repeats > 1:  # low-noise: other splits, a* out of sample
+                    folds = RepeatedStratifiedKFold(n_splits=k, n_repeats=args.scoring_repeats, random_state=1)
+                    pooled = _PooledScores(estimator, X, y, folds, args.n_jobs, default=default, space=space,
+                                           n_iter=n_iter, method=args.central_search, search_folds=search_folds)
+                else:
+                    pooled = _PooledScores(estimator, X, y, search_folds, args.n_jobs, default=default,
+                                           space=space, n_iter=n_iter, method=args.central_search)
                 print(f"{model} {name}: baseline {100 * pooled.baseline:.2f}, centralised best "
                       f"{100 * pooled.best:.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
                 for seed in run_seeds:
@@ -266,10 +343,19 @@ def _mean_regret(rows, **where) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
+def _with_interval(values) -> str:
+    """The mean and, over two or more seeds, the half-width of its 95 % t-interval."""
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        return f"{np.mean(values):.2f}" if values.size else "nan"
+    half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
+    return f"{values.mean():.2f} ± {half:.2f}"
+
+
 def _report(args, rows: list[dict], names) -> None:
     methods = _methods(args)
     for model in args.models:
-        paper = PAPER_TABLES[model] if args.split == "iid" else {}
+        paper = PAPER_TABLES[model] if args.split in ("iid", "stratified") else {}
         table = []
         for name in names:
             runs = [r for r in rows if r["model"] == model and r["dataset"] == name and r["status"] == "ok"]
@@ -283,7 +369,8 @@ def _report(args, rows: list[dict], names) -> None:
             for key in ("baseline", "best", "gamma_p"):
                 line[key] = f"{line[key]:.2f}" + (f" ({ref[key]:.2f})" if ref else "")
             for m in methods:
-                line[m] = f"{_mean_regret(runs, method=m):.2f}" + (f" ({ref[m]:.2f})" if m in ref else "")
+                line[m] = _with_interval([r["regret"] for r in runs if r["method"] == m]) + (
+                    f" ({ref[m]:.2f})" if m in ref else "")
             table.append(line)
         line = {"dataset": f"mean over {len(names)}"}
         shared = [n for n in names if n in paper]
@@ -293,13 +380,13 @@ def _report(args, rows: list[dict], names) -> None:
                 line[m] += f" ({np.mean([paper[n][_PAPER_COLUMNS.index(m)] for n in shared]):.2f})"
         table.append(line)
         print_table(table, ["dataset", "seeds", "baseline", "best", "gamma_p", *methods],
-                    title=f"{model}: relative regret, mean over seeds"
+                    title=f"{model}: relative regret, mean over seeds (± half-width of its 95 % t-interval)"
                           + (f" (paper's Table {_PAPER_TABLE_NUMBER[model]} in brackets)" if paper else "")
                           + "; baseline / best: pooled balanced accuracy %")
     print_table(_table3(args, rows, names), ["model", "method", "regret IQR", "W/T/L", "Wilcoxon stat, p"],
                 title="Against the default, across datasets (as Table 3"
                       + ("; the paper's values in brackets: its seven datasets (six for SVM), p = 3, "
-                         "T = 100" if args.split == "iid" else "") + ")")
+                         "T = 100" if args.split in ("iid", "stratified") else "") + ")")
     write_runs(args, rows)
     for model in args.models:
         plot_boxes(args, f"flora_regret_{model}",
@@ -316,7 +403,7 @@ def _table3(args, rows, names) -> list[dict]:
         for method in _methods(args):
             regrets = [_mean_regret(rows, model=m, dataset=n, method=method) for m in models for n in names]
             c = compare_to_baseline(regrets)
-            ref = PAPER_TABLE3.get(label, {}).get(method) if args.split == "iid" else None
+            ref = PAPER_TABLE3.get(label, {}).get(method) if args.split in ("iid", "stratified") else None
             out.append({"model": label, "method": method,
                         "regret IQR": f"[{c['q1']:.2f}, {c['median']:.2f}, {c['q3']:.2f}]",
                         "W/T/L": f"{c['wins']}/{c['ties']}/{c['losses']}" + (f" ({ref[0]})" if ref else ""),

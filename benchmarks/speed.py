@@ -13,7 +13,20 @@ Part 2. For every search of the library that has landed, at an equal per-party b
 size): its wall time against ``work_sum``, the workers' seconds over every unit of party work
 (fit and score of one configuration on one fold; for FLoRA, one party's whole local search),
 divided by the workers (parallel efficiency = work_sum / (n_jobs x wall)), and the strategy's own
-server-side time (``configure`` + ``aggregate`` + ``recommend``).
+server-side time (``configure`` + ``aggregate`` + ``recommend``). Because FLoRA's local searches
+fit their folds in threads inside a unit, a unit's wall time is not its work: part 2 also reports
+``fit_sum``, the seconds of fitting and scoring of every (configuration, party, fold) from
+``cv_results_`` (the rule of part 1; inflated when fits share cores with threads), and ``cpu``,
+the CPU seconds of this process and its workers (from ``/proc``) with
+``cpu_efficiency = cpu / (n_jobs x wall)``: the share of the workers' cores the search used.
+
+Part 3. The local searchers' own cost (FLoRA's parties): CPU seconds of one ``ask`` + ``tell``
+over 200 trials (``--trials``) on the HGB space of the paper (a cheap synthetic objective, so that only the
+searcher is timed), for ``random``, ``bo`` (GP-EI) and ``tpe`` (hyperopt, when installed).
+
+Every search runs under ``threadpoolctl.threadpool_limits(1)`` in this process, and joblib's
+workers limit their BLAS / OpenMP threads to cores / n_jobs: without it a BLAS or OpenMP call
+in a small fit oversubscribes the cores and swamps every figure.
 """
 
 from __future__ import annotations
@@ -28,10 +41,12 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-
-from fedsearch.datasets import load_benchmark, split_iid
+from threadpoolctl import threadpool_limits
 
 import fedsearch
+from fedsearch import presets
+from fedsearch.algorithms.flora.local_search import make_local_search
+from fedsearch.datasets import load_benchmark, split_iid
 from ._common import plot_bars, print_table, search_record, seeds, unavailable_record, write_runs
 
 SCORING = "balanced_accuracy"
@@ -39,13 +54,13 @@ SCORING = "balanced_accuracy"
 METHODS = {
     "grid": ("FederatedGridSearchCV", {}),
     "random": ("FederatedRandomizedSearchCV", {}),
-    "flora": ("FLoRASearchCV", {"local_search": "random"}),
+    "flora": ("FLoRASearchCV", {}),
     "fedpne": ("FedPNESearchCV", {}),
     "levelorder": ("LevelOrderSearchCV", {}),
     "pfpne": ("PFPNESearchCV", {}),
 }
-QUICK = {"n_samples": 600, "parties": 3, "cv": 3, "grid": 2, "repeats": 1}
-FULL = {"n_samples": 4000, "parties": 4, "cv": 5, "grid": 4, "repeats": 5}
+QUICK = {"n_samples": 600, "parties": 3, "cv": 3, "grid": 2, "repeats": 1, "trials": 30}
+FULL = {"n_samples": 4000, "parties": 4, "cv": 5, "grid": 4, "repeats": 5, "trials": 200}
 
 
 def add_arguments(parser) -> None:
@@ -61,6 +76,8 @@ def add_arguments(parser) -> None:
                         help=f"values per SVC parameter C and gamma (default {FULL['grid']}, quick {QUICK['grid']})")
     parser.add_argument("--repeats", type=int, default=None,
                         help=f"timings of each pair in part 1 (default {FULL['repeats']}, quick {QUICK['repeats']})")
+    parser.add_argument("--trials", type=int, default=None,
+                        help=f"trials of each local searcher in part 3 (default {FULL['trials']}, quick {QUICK['trials']})")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS),
                         help="searches timed in part 2 (default: all)")
 
@@ -135,6 +152,34 @@ def _time_fit(search, X, y, **fit_kwargs) -> float:
     return time.perf_counter() - t0
 
 
+def _tree_cpu() -> float:
+    """CPU seconds of this process and of its live descendants (joblib's workers), from /proc;
+    NaN where /proc is absent."""
+    try:
+        parent = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        fields = f.read().rpartition(")")[2].split()
+                except OSError:  # the process ended meanwhile
+                    continue
+                parent[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    except OSError:
+        return float("nan")
+    tree, total = {os.getpid()}, 0.0
+    grown = True
+    while grown:
+        grown = False
+        for pid, (ppid, _) in parent.items():
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
+                grown = True
+    for pid in tree:
+        total += parent.get(pid, (0, 0.0))[1]
+    return total
+
+
 def _grid_vs_pooled(args, s, seed, X, y, parties) -> list[dict]:
     grid = _grid(s["grid"])
     folds = _party_folds(y, parties, s["cv"])
@@ -182,14 +227,50 @@ def _efficiency(args, s, seed, X, y, parties) -> list[dict]:
         try:
             search = instrumented(cls)(_pipeline(), space, cv=s["cv"], scoring=SCORING, n_jobs=args.n_jobs,
                                        refit=False, random_state=seed, **kwargs)
+            cpu = _tree_cpu()
             wall = _time_fit(search, X, y, parties=parties)
+            cpu = _tree_cpu() - cpu
         except TypeError as exc:  # its constructor differs from the one assumed here
             rows.append(unavailable_record(f"{name}: {exc}", method=method, **fields))
             continue
-        work = search.work_time_sum_
+        work, fits = search.work_time_sum_, _fold_fit_sum(search, s["cv"])
         rows.append(search_record(search, method=method, **fields, wall=wall, work_sum=work,
-                                  efficiency=work / (args.n_jobs * wall),
+                                  efficiency=work / (args.n_jobs * wall), fit_sum=fits,
+                                  fit_efficiency=fits / (args.n_jobs * wall), cpu=cpu,
+                                  cpu_efficiency=cpu / (args.n_jobs * wall),
                                   strategy_time=getattr(search, "strategy_time_", None)))
+    return rows
+
+
+def _fold_fit_sum(search, cv: int) -> float:
+    """Seconds of fitting and scoring over every (configuration, party, fold) of ``cv_results_``:
+    a row's per-fold means times the folds of the parties that evaluated it."""
+    res = search.cv_results_
+    parties = [k for k in res if k.startswith("party_") and k.endswith("_test_score")]
+    evaluated = np.sum([np.isfinite(np.asarray(res[k], dtype=float)) for k in parties], axis=0)
+    return float(np.nansum((res["mean_fit_time"] + res["mean_score_time"]) * evaluated * cv))
+
+
+def _local_search_cost(n_trials) -> list[dict]:
+    """CPU milliseconds per ask + tell of each local searcher, by stretch of trials."""
+    space = presets.get("hgb").space
+    rows = []
+    for method in ("random", "bo", "tpe"):
+        try:
+            searcher = make_local_search(method, space, seed=0)
+        except (ImportError, ValueError) as exc:  # hyperopt absent, or an older fedsearch without it
+            rows.append(unavailable_record(str(exc), part="local_search", method=method))
+            continue
+        cost = []
+        for _ in range(n_trials):
+            t0 = time.process_time()
+            u = searcher.ask()
+            searcher.tell(u, -float(np.sum((u - 0.3) ** 2)))
+            cost.append(time.process_time() - t0)
+        cost = 1e3 * np.array(cost)
+        rows.append({"part": "local_search", "method": method, "status": "ok",
+                     "ms_trials_1_30": cost[:30].mean(), "ms_trials_31_100": cost[30:100].mean(),
+                     "ms_trials_101_200": cost[100:].mean(), "ms_trials_181_200": cost[180:].mean()})
     return rows
 
 
@@ -210,6 +291,11 @@ def _summary(rows: list[dict], seeds_: list[int]) -> list[dict]:
 
 
 def run(args) -> list[dict]:
+    with threadpool_limits(1):
+        return _run(args)
+
+
+def _run(args) -> list[dict]:
     s = _settings(args)
     seeds_ = seeds(args, n_full=1)
     print(f"speed: {s['parties']} IID parties x {s['cv']} folds, SVC grid {s['grid']}x{s['grid']}, "
@@ -232,12 +318,18 @@ def run(args) -> list[dict]:
     print_table(part1, ["method", "seed", "repeat", "wall", "fit_sum", "efficiency", "best_score"],
                 title="Part 1, every run (fit_sum: fit + score seconds from cv_results_; "
                       "efficiency = fit_sum / (n_jobs x wall))")
-    print_table(part2, ["method", "seed", "wall", "work_sum", "efficiency", "search_time", "strategy_time",
-                        "rounds", "bytes", "best_score", "status"],
+    print_table(part2, ["method", "seed", "wall", "work_sum", "efficiency", "fit_sum", "fit_efficiency", "cpu",
+                        "cpu_efficiency", "strategy_time", "rounds", "best_score", "status"],
                 title=f"Part 2: each search at {s['grid'] ** 2} configurations per party (seconds; work_sum: "
-                      f"workers' seconds over all party work; efficiency = work_sum / (n_jobs x wall); "
+                      f"workers' seconds over all party work; efficiency = work_sum / (n_jobs x wall); fit_sum: "
+                      f"fit + score seconds of every fold from cv_results_, fit_efficiency = fit_sum / (n_jobs x wall); "
+                      f"cpu: CPU seconds of this process and its workers, cpu_efficiency = cpu / (n_jobs x wall); "
                       f"strategy_time: the server-side strategy)")
-    rows = part1 + part2
+    part3 = _local_search_cost(s["trials"])
+    print_table(part3, ["method", "ms_trials_1_30", "ms_trials_31_100", "ms_trials_101_200", "ms_trials_181_200",
+                        "status"],
+                title="Part 3: FLoRA's local searchers, CPU ms per ask + tell on the HGB space (synthetic objective)")
+    rows = part1 + part2 + part3
     write_runs(args, rows)
     ok = [r for r in part2 if r.get("status") == "ok"]
     if ok:

@@ -11,9 +11,13 @@
 against); it is a parameter dict for ``estimator.set_params``, not necessarily a point of
 ``space``: HGB's ``l2_regularization=0`` lies outside the log-scaled range ``[1e-4, 1]``.
 
-``get(name, scaled=True)`` puts a ``StandardScaler`` in front (a Pipeline; the space and the
-default get the step's prefix, e.g. ``svc__C``): each party then standardises its own data
-inside every fit, which the RBF kernel and the MLP need on features of unequal scales.
+``get(name, scaled="minmax")`` puts a ``MinMaxScaler`` in front (a Pipeline; the space and the
+default get the step's prefix, e.g. ``svc__C``): each party then scales its own data inside
+every fit, which the RBF kernel and the MLP need on features of unequal scales. The paper's SVC
+and MLP ran on min-max scaled data (scaled once over the whole dataset, before any split: the
+protocol facts of its published runs, ``flora_paper_runs/README.md``); ``scaled=True`` (or
+``"standard"``) standardises instead. The SVC preset weighs the classes as the paper's code did
+(``class_weight="balanced"``), and the MLP preset fixes the paper's ``random_state=5489``.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from typing import NamedTuple
 
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
+from . import _validation as v
+from ._validation import check_value
 from .space import SearchSpace
 
 __all__ = ["Preset", "get", "names"]
@@ -64,7 +70,8 @@ def _svc() -> tuple:
         "tol": {"type": "real", "space": "log", "range": (1e-5, 1e-1)},
     }
     default = {"C": 1.0, "gamma": 0.1, "tol": 1e-3}
-    return SVC(kernel="rbf"), api_config, default
+    # the paper's code: SVC(kernel="rbf", class_weight="balanced") (flora_paper_runs/README.md)
+    return SVC(kernel="rbf", class_weight="balanced"), api_config, default
 
 
 def _mlp() -> tuple:
@@ -80,6 +87,7 @@ def _mlp() -> tuple:
     estimator = MLPClassifier(
         solver="adam", activation="relu", early_stopping=True, shuffle=True, batch_size="auto",
         tol=1e-4, validation_fraction=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8,
+        random_state=5489,  # the paper's code (flora_paper_runs/README.md)
     )
     return estimator, api_config, default
 
@@ -92,16 +100,21 @@ def names() -> list[str]:
     return sorted(_PRESETS)
 
 
-def get(name: str, *, scaled: bool = False) -> Preset:
+_SCALERS = {"minmax": MinMaxScaler, "standard": StandardScaler}
+
+
+def get(name: str, *, scaled=False) -> Preset:
     """A fresh preset: ``(estimator, space, default)`` for ``"hgb"``, ``"svc"`` or ``"mlp"``.
 
     Parameters
     ----------
     name : {"hgb", "svc", "mlp"}
         HistGradientBoostingClassifier, SVC with the RBF kernel, or MLPClassifier (adam).
-    scaled : bool, default=False
-        Put a ``StandardScaler`` in front: the estimator is a Pipeline, and the names of the
-        space and of the default carry the model step's prefix (``"svc__C"``).
+    scaled : bool or {"minmax", "standard"}, default=False
+        Put a scaler in front: ``"minmax"`` a ``MinMaxScaler`` (the paper's scaling of SVC and
+        MLP data), ``"standard"`` or True a ``StandardScaler``. The estimator is then a Pipeline,
+        and the names of the space and of the default carry the model step's prefix
+        (``"svc__C"``).
 
     Returns
     -------
@@ -113,17 +126,18 @@ def get(name: str, *, scaled: bool = False) -> Preset:
     --------
     >>> from fedsearch import presets
     >>> estimator, space, default = presets.get("svc")
-    >>> estimator.kernel, default["C"], space.n_dims
-    ('rbf', 1.0, 3)
-    >>> estimator, space, default = presets.get("svc", scaled=True)
+    >>> estimator.kernel, estimator.class_weight, default["C"], space.n_dims
+    ('rbf', 'balanced', 1.0, 3)
+    >>> estimator, space, default = presets.get("svc", scaled="minmax")
     >>> list(estimator.named_steps), space.param_names, default["svc__C"]
-    (['standardscaler', 'svc'], ['svc__C', 'svc__gamma', 'svc__tol'], 1.0)
+    (['minmaxscaler', 'svc'], ['svc__C', 'svc__gamma', 'svc__tol'], 1.0)
     """
     if name not in _PRESETS:
         raise ValueError(f"Unknown preset {name!r}; choose one of {names()}.")
+    check_value("presets.get", "scaled", scaled, v.BOOLEAN, v.options(*_SCALERS))
     estimator, api_config, default = _PRESETS[name]()
     if scaled:
-        estimator = make_pipeline(StandardScaler(), estimator)
+        estimator = make_pipeline(_SCALERS["standard" if scaled is True else scaled](), estimator)
         prefix = f"{estimator.steps[-1][0]}__"
         api_config = {prefix + k: v for k, v in api_config.items()}
         default = {prefix + k: v for k, v in default.items()}

@@ -200,7 +200,7 @@ def test_api_config_and_parameter_validation():
     bad = [
         (dict(n_iter=0), "The 'n_iter' parameter of FLoRASearchCV must be an int in the range \\[1, inf\\)"),
         (dict(surface="avg"), "The 'surface' parameter of FLoRASearchCV must be"),
-        (dict(local_search="tpe"), "The 'local_search' parameter of FLoRASearchCV must be one of"),
+        (dict(local_search="smac"), "The 'local_search' parameter of FLoRASearchCV must be one of"),
         (dict(n_best=0), "The 'n_best' parameter of FLoRASearchCV"),
     ]
     for params, match in bad:
@@ -248,8 +248,8 @@ def test_local_search_task_is_validated_by_the_party():
         party.units(LocalSearchTask(0))
     with pytest.raises(ValueError, match="n_best=0"):
         party.units(LocalSearchTask(5, n_best=0))
-    with pytest.raises(ValueError, match="does not know the local search 'tpe'"):
-        party.units(LocalSearchTask(5, method="tpe"))
+    with pytest.raises(ValueError, match="does not know the local search 'smac'"):
+        party.units(LocalSearchTask(5, method="smac"))
 
 
 def test_local_search_fits_are_reused_by_a_later_evaluation_of_the_same_point():
@@ -263,3 +263,69 @@ def test_local_search_fits_are_reused_by_a_later_evaluation_of_the_same_point():
     again = party.reply(evaluate, [])
     assert again.cached.all()
     assert again.scores[0] == pytest.approx(reply.scores[0])
+
+
+def test_parallel_search_gives_the_sequential_results_with_folds_in_threads(monkeypatch):
+    from fedsearch.algorithms.flora import party as flora_party
+
+    calls = []
+    threaded = flora_party._FoldsInThreads.__call__
+    monkeypatch.setattr(flora_party._FoldsInThreads, "__call__",
+                        lambda self, point: calls.append(point) or threaded(self, point))
+    monkeypatch.setattr(flora_party, "_in_a_worker", lambda: True)  # the threads of a worker
+    parallel = search(local_search="bo", n_iter=11, cv=3)
+    assert len(calls) == 2 * 11  # every trial of both parties went through the threaded folds
+    monkeypatch.setattr(flora_party, "_in_a_worker", lambda: False)
+    sequential = search(local_search="bo", n_iter=11, cv=3)
+    assert len(calls) == 2 * 11
+    for p in (0, 1):
+        for key in ("points", "scores"):
+            np.testing.assert_array_equal(parallel.local_results_[p][key], sequential.local_results_[p][key])
+    assert parallel.best_params_ == sequential.best_params_
+
+
+def test_server_workers_do_not_change_the_recommendation():
+    one, two = search(n_jobs=None), search(n_jobs=2)
+    assert one.surface_params_ == two.surface_params_
+
+
+def _upload(points, scores):
+    s = np.asarray(scores, dtype=float)
+    return LocalSearchReply(points=np.asarray(points, dtype=float)[:, None], scores=s, losses=1 - s,
+                            trials=np.arange(len(s)), n_evaluations=len(s), n_failed=0, n_samples=10)
+
+
+def test_validated_pick_recommends_the_best_validated_candidate():
+    from fedsearch.messages import EvaluateReply
+
+    strategy = FLoRAStrategy(2, n_iter=3, n_validate=6, default_point=np.array([0.05]), random_state=0,
+                             regressor=RandomForestRegressor(n_estimators=10))
+    strategy.aggregate(0, {0: _upload([.1, .5, .9], [.6, .9, .5]), 1: _upload([.2, .5, .8], [.7, .8, .6])})
+    tasks = strategy.configure(1)
+    points = tasks[0].points
+    # the chosen surface's arg-min first, the default configuration last, no point twice
+    np.testing.assert_array_equal(points[0], strategy.surface_points_["aplm"])
+    np.testing.assert_array_equal(points[-1], [0.05])
+    assert len({tuple(p) for p in points}) == len(points) >= 2
+    k = len(points)
+    scores = np.linspace(0.5, 0.6, k)  # the default configuration validates best ...
+    strategy.aggregate(1, {0: EvaluateReply(scores=scores, n_samples=10),
+                           1: EvaluateReply(scores=scores, n_samples=30)})
+    np.testing.assert_allclose(strategy.validated_scores_, scores)
+    np.testing.assert_array_equal(strategy.recommend(), [0.05])  # ... and is recommended
+    # a candidate some party failed on is never recommended
+    failed = scores.copy()
+    failed[-1] = np.nan
+    strategy.aggregate(1, {0: EvaluateReply(scores=failed, n_samples=10), 1: EvaluateReply(scores=scores, n_samples=30)})
+    np.testing.assert_array_equal(strategy.recommend(), points[-2])
+
+
+def test_n_validate_one_is_the_paper_and_more_validates_more():
+    one = search(n_iter=10)
+    assert np.sum(np.isfinite(one.cv_results_["mean_test_score"])) == 1
+    many = search(n_iter=10, n_validate=5)
+    validated = np.isfinite(many.cv_results_["mean_test_score"])
+    assert validated.sum() >= 2  # the surfaces' distinct picks and the estimator's theta=0.5
+    assert {"theta": 0.5} in [p for p, v in zip(many.cv_results_["params"], validated) if v]
+    assert many.best_score_ == np.nanmax(many.cv_results_["mean_test_score"])
+    assert [r for r, pid, _, m in many.transcript_ if pid == 0 and r >= 0].count(1) == 2  # one round

@@ -1,14 +1,21 @@
 """The parties' local searches: the ask/tell interface, determinism, budget use, failures."""
 
+import importlib.util
+import sys
+
 import numpy as np
 import pytest
 from scipy.stats import uniform
 
 from fedsearch import SearchSpace
 from fedsearch.algorithms.flora.local_search import (
-    BayesianLocalSearch, RandomLocalSearch, local_search_methods, make_local_search,
+    BayesianLocalSearch, RandomLocalSearch, TPELocalSearch, local_search_methods, make_local_search,
     register_local_search,
 )
+
+needs_hyperopt = pytest.mark.skipif(
+    importlib.util.find_spec("hyperopt") is None,
+    reason="the optional extra 'tpe' (hyperopt) is not installed")
 
 SPACE2 = SearchSpace({"a": uniform(0, 1), "b": uniform(0, 1)})
 
@@ -28,7 +35,7 @@ def _bowl(u):
     return -float(np.sum((np.asarray(u) - np.array([0.3, 0.7])) ** 2))
 
 
-@pytest.mark.parametrize("method", ["random", "bo"])
+@pytest.mark.parametrize("method", ["random", "bo", pytest.param("tpe", marks=needs_hyperopt)])
 def test_same_seed_same_trials(method):
     a, _ = _run(make_local_search(method, SPACE2, seed=1), _bowl, 12)
     b, _ = _run(make_local_search(method, SPACE2, seed=1), _bowl, 12)
@@ -81,3 +88,37 @@ def test_register_a_local_search():
         make_local_search("nope", SPACE2)
     with pytest.raises(TypeError, match="must be callable"):
         register_local_search("bad", 3)
+
+
+def test_bo_estimates_the_kernel_every_refit_every_points_on_a_bounded_subset(monkeypatch):
+    sizes = []
+    fit = BayesianLocalSearch._lbfgs
+
+    def counting(self, obj_func, theta, bounds):
+        sizes.append(len(self._estimation_rows))
+        return fit(self, obj_func, theta, bounds)
+
+    monkeypatch.setattr(BayesianLocalSearch, "_lbfgs", counting)
+    searcher = BayesianLocalSearch(SPACE2, seed=0, n_initial=10, refit_every=5, max_estimation_points=12)
+    _run(searcher, _bowl, 30)
+    # asks at 10..29 points told: estimated at 10, 15, 20, 25, on at most 12 of them
+    assert sizes == [10, 12, 12, 12]
+
+
+@needs_hyperopt
+def test_tpe_finds_the_optimum_and_tolerates_failures():
+    points, scores = _run(TPELocalSearch(SPACE2, seed=0, n_startup=8),
+                          lambda u: np.nan if u[0] > 0.8 else _bowl(u), 40)
+    assert np.isnan(scores).any()
+    assert np.nanmax(scores) > -0.01
+    for u in points:
+        np.testing.assert_array_equal(u, SPACE2.canonical(u))
+    with pytest.raises(ValueError, match="was not asked by this searcher"):
+        TPELocalSearch(SPACE2, seed=0).tell(np.array([0.5, 0.5]), 1.0)
+
+
+def test_tpe_without_hyperopt_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "hyperopt", None)
+    with pytest.raises(ImportError, match=r"The local search 'tpe' needs the optional package 'hyperopt': "
+                                          r"pip install 'fedsearch\[tpe\]'"):
+        make_local_search("tpe", SPACE2, seed=0)

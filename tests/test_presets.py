@@ -32,7 +32,7 @@ def test_hgb_space_and_default():
 
 def test_svc_space_and_default():
     estimator, space, default = presets.get("svc")
-    assert estimator.kernel == "rbf"
+    assert estimator.kernel == "rbf" and estimator.class_weight == "balanced"  # the paper's code
     b = _bounds(space)
     assert b["C"] == pytest.approx((0.01, 1000.0)) and b["gamma"] == pytest.approx((1e-5, 10.0))
     assert b["tol"] == pytest.approx((1e-5, 1e-1))
@@ -49,9 +49,10 @@ def test_mlp_space_default_and_fixed_settings():
                  tol=1e-4, validation_fraction=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8)
     params = estimator.get_params()
     assert {k: params[k] for k in fixed} == fixed
+    assert params["random_state"] == 5489  # the paper's code
 
 
-@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("scaled", [False, True, "minmax"])
 @pytest.mark.parametrize("name", ["hgb", "svc", "mlp"])
 def test_default_and_space_points_are_accepted_by_the_estimator(name, scaled, cancer):
     estimator, space, default = presets.get(name, scaled=scaled)
@@ -81,3 +82,14 @@ def test_presets_are_fresh_and_names():
     assert a.estimator is not b.estimator and a.default is not b.default
     with pytest.raises(ValueError, match="Unknown preset 'xgb'"):
         presets.get("xgb")
+
+
+def test_minmax_preset_scales_inside_each_fit_and_bad_scalers_are_refused():
+    X, y = load_breast_cancer(return_X_y=True)
+    estimator, space, default = presets.get("svc", scaled="minmax")
+    assert type(estimator.steps[0][1]).__name__ == "MinMaxScaler" and space.param_names[0] == "svc__C"
+    assert presets.get("svc", scaled=True).estimator.steps[0][0] == "standardscaler"
+    assert cross_val_score(clone(estimator).set_params(**default), X, y, cv=3).mean() > 0.9
+    with pytest.raises(ValueError, match=r"The 'scaled' parameter of presets.get must be a bool or one of "
+                                         r"\{'minmax', 'standard'\}. Got 'robust' instead."):
+        presets.get("svc", scaled="robust")

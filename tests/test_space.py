@@ -129,3 +129,32 @@ def test_bad_api_config_and_points():
         space.to_params([0.1, 0.2])
     with pytest.raises(ValueError, match="not a configuration"):
         space.to_unit({"a": 3})
+
+
+@pytest.mark.parametrize("spec", [
+    MIXED,
+    SearchSpace.from_api_config(API),
+    {"a": stats.norm(0, 1), "b": randint(1, 20), "c": [1, "x", None]},
+    [{"a": randint(1, 20), "b": [True, False]}, {"c": uniform(2, 3), "k": ["p", "q", "r"]}],
+])
+def test_vectorised_conversions_equal_the_pointwise_ones_bit_for_bit(spec):
+    space = SearchSpace(spec)
+    U = np.random.default_rng(0).random((500, space.n_dims))
+    U[:5], U[5:10] = 0.0, 1.0  # the ends of every quantile function and bin
+    U[10:40] = np.round(U[10:40] * 6) / 6  # bin edges
+    pointwise = np.array([space.canonical(u) for u in U])
+    assert space.canonical(U).tobytes() == pointwise.tobytes()
+    many = space.to_params_many(U)
+    for u, params in zip(U, many):
+        one = space.to_params(u)
+        assert list(params) == list(one)
+        assert all(type(params[k]) is type(one[k]) and (params[k] == one[k] or params[k] is one[k])
+                   for k in one)
+
+
+def test_vectorised_conversions_check_their_points():
+    space = SearchSpace(MIXED)
+    with pytest.raises(ValueError, match=r"shape \(n, 6\)"):
+        space.canonical(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="unit cube"):
+        space.to_params_many(np.full((2, 6), 1.5))

@@ -59,7 +59,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         ``T``: configurations each party cross-validates in its local search.
     local_search : str, default="bo"
         The parties' local optimiser: ``"bo"`` (Gaussian-process Bayesian optimisation),
-        ``"random"``, or a name registered with
+        ``"tpe"`` (hyperopt's TPE, the paper's; optional extra ``tpe``), ``"random"``, or a name registered with
         :func:`fedsearch.algorithms.flora.local_search.register_local_search`.
     n_best : int or None, default=None
         ``T'`` (App. D.7): each party uploads only its ``n_best`` lowest-loss pairs.
@@ -72,6 +72,13 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         Let every party cross-validate the recommendation once. With ``False`` the search is
         truly single-shot: ``best_params_`` is the surface's arg-min, taken on trust, its
         ``cv_results_`` row has NaN scores and ``best_score_`` is NaN.
+    n_validate : int, default=1
+        Candidates of the validation round (beyond the paper; with ``validate=True``): the
+        arg-min of ``surface``, then the other surfaces' distinct arg-mins, then the
+        estimator's own configuration when it lies in the space, the first ``n_validate`` of
+        them. Every party cross-validates them all in the one validation round, and
+        ``best_params_`` is the best by federated validated score (``aggregate``). Still one
+        upload and one validation round.
 """ + docs.common_params() + """
     Attributes
     ----------
@@ -131,10 +138,11 @@ class FLoRASearchCV(BaseFederatedSearchCV):
                                            "a regressor with fit and predict")],
         "alpha": [v.interval(numbers.Real, 0, None, closed="left")],
         "validate": [v.BOOLEAN],
+        "n_validate": [v.interval(numbers.Integral, 1, None, closed="left")],
     }
 
     def __init__(self, estimator, param_distributions, *, surface="aplm", n_iter=100,
-                 local_search="bo", n_best=None, regressor=None, alpha=1.0, validate=True,
+                 local_search="bo", n_best=None, regressor=None, alpha=1.0, validate=True, n_validate=1,
                  scoring=None, n_jobs=None, refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs",
                  error_score=np.nan, return_train_score=False, random_state=None,
                  aggregate="weighted", final_fit="pooled", checkpoint=None):
@@ -150,6 +158,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         self.regressor = regressor
         self.alpha = alpha
         self.validate = validate
+        self.n_validate = n_validate
 
     @property
     def _validate_recommendation(self):
@@ -177,8 +186,15 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         return FLoRAStrategy(
             n_parties, space, n_iter=self.n_iter, local_search=self.local_search,
             n_best=self.n_best, surface=self.surface, regressor=self.regressor, alpha=self.alpha,
-            validate=self.validate, random_state=random_state,
+            validate=self.validate, random_state=random_state, n_jobs=self.n_jobs,
+            n_validate=self.n_validate, aggregate=self.aggregate, default_point=self._default_point(space),
         )
+
+    def _default_point(self, space):
+        """The estimator's own configuration on the unit cube, when it lies in the space."""
+        params = self.estimator.get_params()
+        own = {name: params.get(name) for name in space.param_names}
+        return space.to_unit(own) if space.contains(own) else None
 
     def _after_search(self, strategy, federation, space):
         party_ids = list(federation.party_ids)

@@ -7,8 +7,11 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from joblib.parallel import get_active_backend
+from sklearn.utils.parallel import Parallel, delayed
 
 from ...party import Unit, register_handler
+from ...party.data import _CrossValidation, fit_and_score_fold, summarise_folds
 from ...space import point_key
 from .local_search import local_search_factory, local_search_methods
 from .tasks import LocalSearchReply, LocalSearchTask
@@ -22,14 +25,44 @@ class _SearchOutput:
     error: BaseException | None = None
 
 
+@dataclass(frozen=True)
+class _FoldsInThreads:
+    """A data party's cross-validation of one configuration with its folds fitted in threads.
+
+    An adaptive local search is one unit of work per party, so a round of ``p`` searches on
+    ``n_jobs`` workers leaves workers idle whenever ``p`` is not a multiple of ``n_jobs`` (3
+    parties on 2 workers: at most 3/4 busy). Fitting the folds of each trial concurrently lets a
+    worker whose neighbour is idle use the free core; the fits and their order are those of the
+    sequential evaluation, so the results are the same.
+    """
+
+    cv: _CrossValidation
+
+    def __call__(self, point):
+        cv = self.cv
+        params = cv.space.to_params(point)
+        return summarise_folds(Parallel(n_jobs=len(cv.folds), prefer="threads")(
+            delayed(fit_and_score_fold)(cv.estimator, cv.X, cv.y, train, test, params, cv.scoring,
+                                        cv.fit_params, cv.return_train_score)
+            for train, test in cv.folds))
+
+
+def _in_a_worker() -> bool:
+    """Whether this code runs inside a worker of a parallel call (``n_jobs`` > 1)."""
+    return get_active_backend()[0].nesting_level > 0
+
+
 def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, seed, progress=None) -> _SearchOutput:
     """A party's local search (runs in one worker): ask, evaluate, tell (Algorithm 1, line 3).
 
-    ``evaluate(point) -> summary`` is the party's :meth:`LocalObjective.evaluator`. A
-    configuration proposed again is not re-evaluated (its summary is reused) but still counts as
-    one of the ``n_iter`` trials. ``factory(space, seed)`` builds the local searcher;
-    ``progress`` (the unit's callbacks' task) gets one sub-task per trial.
+    ``evaluate(point) -> summary`` is the party's :meth:`LocalObjective.evaluator`; a data
+    party's folds are fitted in threads when the search runs in a worker of a parallel round
+    (:class:`_FoldsInThreads`). A configuration proposed again is not re-evaluated (its summary
+    is reused) but still counts as one of the ``n_iter`` trials. ``factory(space, seed)`` builds
+    the local searcher; ``progress`` (the unit's callbacks' task) gets one sub-task per trial.
     """
+    if isinstance(evaluate, _CrossValidation) and len(evaluate.folds) > 1 and _in_a_worker():
+        evaluate = _FoldsInThreads(evaluate)
     trials, seen = [], {}
     try:
         searcher = factory(space, seed)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..._random import as_generator
-from ...messages import EvaluateTask
+from ...messages import EvaluateReply, EvaluateTask
+from ...space import point_key
 from ...strategy import Strategy, register_strategy
+from ..candidates.strategy import aggregate_scores
 from .surfaces import SURFACES, LossSurfaces
 from .tasks import LocalSearchReply, LocalSearchTask
 
@@ -74,6 +76,19 @@ class FLoRAStrategy(Strategy):
     validate : bool, default=True
         Add the validation round.
     random_state : int, RandomState, Generator or None, default=None
+    n_jobs : int or None, default=None
+        Workers of the server's loss surfaces (the forests' trees are fitted and evaluated in
+        parallel while the parties' workers idle); the recommendation does not depend on it.
+    n_validate : int, default=1
+        Candidates of the validation round (beyond the paper): the arg-min of ``surface``, then
+        the other surfaces' distinct arg-mins, then ``default_point``, the first ``n_validate``
+        of them. Every party cross-validates all of them in the one validation round, and the
+        recommendation is the candidate with the best federated validated score (ties: the
+        earlier candidate). 1 is the paper's FLoRA: the arg-min of ``surface``, validated.
+    aggregate : {"weighted", "mean", "min"}, default="weighted"
+        How the parties' validated scores make the federated score (as the estimators' ``aggregate``).
+    default_point : ndarray of shape (n_dims,) or None, default=None
+        The estimator's default configuration on the unit cube, the last candidate.
 
     Attributes
     ----------
@@ -89,6 +104,10 @@ class FLoRAStrategy(Strategy):
         data-free message of the search's failure, or of its first failed configuration).
     validation_ : dict of int to EvaluateReply
         The validation round's replies.
+    candidates_ : list of ndarray
+        The points of the validation round.
+    validated_scores_ : ndarray
+        Their federated validated scores (NaN where a party failed).
 
     Examples
     --------
@@ -109,7 +128,8 @@ class FLoRAStrategy(Strategy):
     """
 
     def __init__(self, n_parties, space=None, *, n_iter=100, local_search="bo", n_best=None,
-                 surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None):
+                 surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None, n_jobs=None,
+                 n_validate=1, aggregate="weighted", default_point=None):
         if surface not in SURFACES:
             raise ValueError(f"surface must be one of {list(SURFACES)}. Got {surface!r}.")
         self.n_parties = n_parties
@@ -121,6 +141,10 @@ class FLoRAStrategy(Strategy):
         self.regressor = regressor
         self.alpha = alpha
         self.validate = validate
+        self.n_jobs = n_jobs
+        self.n_validate = n_validate
+        self.aggregate_how = aggregate
+        self.default_point = default_point
         rng = as_generator(random_state)
         self._seeds = [int(s) for s in rng.integers(2**31, size=n_parties)]
         self._surface_seed = int(rng.integers(2**31))
@@ -130,6 +154,8 @@ class FLoRAStrategy(Strategy):
         self.heterogeneity_ = float("nan")
         self.failed_parties_: dict = {}
         self.validation_: dict = {}
+        self.candidates_: list = []
+        self.validated_scores_ = np.empty(0)
         self._round = 0
 
     def configure(self, round):
@@ -138,13 +164,29 @@ class FLoRAStrategy(Strategy):
             return {p: LocalSearchTask(self.n_iter, self.local_search, self._seeds[p], self.n_best)
                     for p in range(self.n_parties)}
         if round == 1 and self.validate and self.surface in self.surface_points_:
-            point = self.surface_points_[self.surface]
-            return {p: EvaluateTask(point[None, :]) for p in range(self.n_parties)}
+            points = np.array(self.candidates_)
+            return {p: EvaluateTask(points) for p in range(self.n_parties)}
         return None
+
+    def _candidates(self) -> list:
+        """The chosen surface's arg-min, the other surfaces' distinct ones, the default point."""
+        ordered = [self.surface_points_[self.surface]]
+        ordered += [self.surface_points_[s] for s in SURFACES if s != self.surface and s in self.surface_points_]
+        if self.default_point is not None:
+            ordered.append(np.asarray(self.default_point, dtype=float))
+        unique = {}
+        for u in ordered:
+            unique.setdefault(point_key(u), u)
+        return list(unique.values())[:self.n_validate]
 
     def aggregate(self, round, replies):
         if round == 1:
             self.validation_ = dict(sorted(replies.items()))
+            answered = [r for r in self.validation_.values() if isinstance(r, EvaluateReply)]
+            scores = np.array([r.scores for r in answered], dtype=float).reshape(len(answered), len(self.candidates_))
+            weights = np.array([r.n_samples for r in answered], dtype=float)
+            self.validated_scores_ = (aggregate_scores(scores, weights, self.aggregate_how) if answered
+                                      else np.full(len(self.candidates_), np.nan))  # nobody validated
             return
         # Algorithm 1, line 5: collect E = {E_i}; a party that could not search is a failure
         self.local_replies_ = {p: r for p, r in sorted(replies.items()) if isinstance(r, LocalSearchReply)}
@@ -156,9 +198,10 @@ class FLoRAStrategy(Strategy):
         if not any(np.isfinite(best)):
             return
         # line 6: the loss surfaces; line 7: their arg-min over the whole space (eq. 2.7)
-        self.surfaces_ = LossSurfaces(self.regressor, self.alpha, self._surface_seed).fit(
+        self.surfaces_ = LossSurfaces(self.regressor, self.alpha, self._surface_seed, self.n_jobs).fit(
             [(r.points, r.losses) for r in uploaded])
         self.surface_points_ = self.surfaces_.minimize(self.space)
+        self.candidates_ = self._candidates()
 
     def recommend(self, party=None):
         """The arg-min of ``surface``; for ``party``, the best configuration it uploaded."""
@@ -169,6 +212,9 @@ class FLoRAStrategy(Strategy):
         if self.surface not in self.surface_points_:
             details = "; ".join(f"party {p}: {e}" for p, e in self.failed_parties_.items())
             raise ValueError(f"No loss surface could be fitted: no party uploaded a finite loss ({details}).")
+        validated = np.where(np.isnan(self.validated_scores_), -np.inf, self.validated_scores_)
+        if validated.size and np.isfinite(validated).any():  # the best validated candidate
+            return self.candidates_[int(np.argmax(validated))].copy()
         return self.surface_points_[self.surface].copy()
 
 

@@ -22,6 +22,7 @@ import inspect
 import numpy as np
 from sklearn.base import clone
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
+from sklearn.utils.parallel import Parallel, delayed
 
 from ...space import SearchSpace
 
@@ -59,6 +60,10 @@ class LossSurfaces:
         Weight of the uncertainty in ``sgm+u`` (1 in the paper).
     random_state : int, Generator or None, default=None
         Seeds the regressors (when they take a ``random_state`` left at None) and the arg-min.
+    n_jobs : int or None, default=None
+        Workers of the regressors (when they take an ``n_jobs`` left at None: a forest's trees
+        are fitted and evaluated in parallel) and of the per-tree predictions of ``sgm+u``. The
+        surfaces do not depend on it.
 
     Attributes
     ----------
@@ -87,10 +92,11 @@ class LossSurfaces:
     True
     """
 
-    def __init__(self, regressor=None, alpha=1.0, random_state=None):
+    def __init__(self, regressor=None, alpha=1.0, random_state=None, n_jobs=None):
         self.regressor = regressor
         self.alpha = alpha
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fitting
     def fit(self, pairs):
@@ -111,6 +117,8 @@ class LossSurfaces:
         seed, self._argmin_seed = (int(s) for s in rng.integers(2**31, size=2))
         if "random_state" in base.get_params() and base.get_params()["random_state"] is None:
             base = clone(base).set_params(random_state=seed)
+        if "n_jobs" in base.get_params() and base.get_params()["n_jobs"] is None:
+            base = clone(base).set_params(n_jobs=self.n_jobs)
 
         Xs, ys, self.parties_ = [], [], []
         for i, (points, losses) in enumerate(pairs):
@@ -138,7 +146,8 @@ class LossSurfaces:
 
     def _global_mean_std(self, U):
         if self._std == "trees":  # the forest's mean and the spread of its trees (App. B)
-            per_tree = np.array([tree.predict(U) for tree in self.global_.estimators_])
+            per_tree = np.array(Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(tree.predict)(U) for tree in self.global_.estimators_))
             return per_tree.mean(axis=0), per_tree.std(axis=0)
         if self._std == "return_std":
             return self.global_.predict(U, return_std=True)
@@ -198,7 +207,7 @@ class LossSurfaces:
         surfaces = self.surfaces_ if surfaces is None else tuple(surfaces)
         rng = np.random.default_rng(self._argmin_seed)  # same answer on every call
         if space is not None and space.discrete.any():
-            snap = lambda U: np.array([space.canonical(u) for u in U])  # noqa: E731
+            snap = space.canonical  # vectorised over the candidates
         else:  # continuous coordinates are their own canonical point
             snap = lambda U: U  # noqa: E731
         cand = np.vstack([self.points_, snap(rng.random((n_candidates, self.n_dims_)))])
