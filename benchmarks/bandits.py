@@ -14,12 +14,19 @@
 (e) Scale: Fed-PNE with 1,000 parties and up to 10,000 pulls each; the strategy's server-side
     time, the wall time of the whole simulation (parties and message encoding included) and the
     number of rounds against log2 T.
+(f) Scale of every X-armed strategy (Fed-PNE, level-order, PF-PNE) at 1,000 parties x 10,000
+    pulls through ``simulate``: wall seconds, the server's seconds, the peak of traced memory
+    (``tracemalloc``, a second run) and the bytes per party. Targets: under 5 s and 300 MB.
+(g) DP-Fed-PNE's utility at party-level epsilons (``dp_epsilon``, ``dp_delta = 1e-5`` over the
+    whole search, the noise derived for ``T + 1`` releases per party): simple and cumulative
+    regret on Garland with M = 10 parties (shifted copies, values in [0, 1]), against no DP.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -28,16 +35,17 @@ from fedsearch.research.simulate import simulate
 
 from ._common import plot_curves, print_table, pyxab_hct, seeds, write_runs
 
-PARTS = ("a", "b", "c", "e")
+PARTS = ("a", "b", "c", "e", "f", "g")
 OBJECTIVES_A = ("garland", "double_sine")
 # label -> (strategy of fedsearch.research.simulate, its options); "hct" is PyXAB's, run on the global objective
 METHODS_A = {"fedpne": ("fedpne", {}), "fed-pne-center": ("fedpne", {"pull": "center"}),
              "random": ("random", {}), "hct": None}
 QUICK = {"n_iter": 1000, "parties_b": [1, 5, 10, 20], "players_c": [1, 4, 16],
-         "steps_c": {"sine_product": 400, "garland": 2000}, "scale_parties": 100, "scale_pulls": [100, 1000]}
+         "steps_c": {"sine_product": 400, "garland": 2000}, "scale_parties": 100, "scale_pulls": [100, 1000],
+         "epsilons_g": [1.0, 10.0, 100.0, 1000.0, 10000.0, None], "n_iter_g": 1000}
 FULL = {"n_iter": 5000, "parties_b": [1, 5, 10, 20], "players_c": [1, 4, 16],
         "steps_c": {"sine_product": 1600, "garland": 10000}, "scale_parties": 1000,
-        "scale_pulls": [100, 1000, 10000]}
+        "scale_pulls": [100, 1000, 10000], "epsilons_g": [1.0, 10.0, 100.0, 1000.0, 10000.0, None], "n_iter_g": 5000}
 
 
 def add_arguments(parser) -> None:
@@ -210,9 +218,53 @@ def part_e(args, s, runs) -> None:
                       "recommend; wall = whole simulation incl. parties and JSON encoding of every message)")
 
 
+def part_f(args, s, runs) -> None:
+    M, T = 1000, 10_000
+    rows = []
+    parties = synthetic.make_parties(synthetic.garland(), M, kind="perturb", noise_std=args.noise_std, random_state=0)
+    for name in ("fedpne", "levelorder", "pfpne"):
+        t0 = time.perf_counter()
+        trace = simulate(name, parties, T, random_state=0)
+        wall = time.perf_counter() - t0
+        tracemalloc.start()
+        simulate(name, parties, T, random_state=0)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append({"part": "f", "objective": "garland", "method": name, "M": M, "T": T, "seed": 0,
+                     "wall_time": wall, "server_time": trace.server_time, "peak_MB": peak / 1e6,
+                     "rounds": trace.n_rounds, "KB_per_party": trace.bytes_per_round.sum() / M / 1e3,
+                     "pulls": int(trace.n_evaluations.max())})
+    runs.extend(rows)
+    print_table(rows, ["method", "M", "T", "pulls", "rounds", "wall_time", "server_time", "peak_MB", "KB_per_party"],
+                title="(f) scale of the X-armed strategies, Garland (wall = whole simulate; peak = tracemalloc "
+                      "peak of a second run; targets 5 s and 300 MB)")
+
+
+def part_g(args, s, runs) -> None:
+    T, M = s["n_iter_g"], 10
+    rows = []
+    for eps in s["epsilons_g"]:
+        simple, cumulative = [], []
+        for seed in seeds(args, 5)[:5] if not args.quick else range(3):
+            parties = synthetic.make_parties(synthetic.garland(), M, kind="shift", noise_std=args.noise_std,
+                                             random_state=seed)
+            dp = {} if eps is None else {"dp_epsilon": eps, "dp_delta": 1e-5}
+            trace = simulate("fedpne", parties, T, random_state=seed, **dp)
+            simple.append(trace.simple_regret())
+            cumulative.append(trace.cumulative_regret() / T)
+        rows.append({"part": "g", "objective": "garland", "method": "fedpne", "M": M, "T": T,
+                     "epsilon": "none" if eps is None else eps, "delta": "-" if eps is None else 1e-5,
+                     "simple_regret": float(np.mean(simple)), "regret_per_pull": float(np.mean(cumulative)),
+                     "seeds": len(simple)})
+    runs.extend(rows)
+    print_table(rows, ["epsilon", "delta", "M", "T", "seeds", "simple_regret", "regret_per_pull"],
+                title="(g) DP-Fed-PNE utility at party-level (epsilon, delta) over the whole search, Garland "
+                      "(shifted parties), means over seeds")
+
+
 def run(args) -> None:
     s = _settings(args)
     runs: list[dict] = []
     for part in args.parts:
-        {"a": part_a, "b": part_b, "c": part_c, "e": part_e}[part](args, s, runs)
+        {"a": part_a, "b": part_b, "c": part_c, "e": part_e, "f": part_f, "g": part_g}[part](args, s, runs)
     write_runs(args, runs)

@@ -38,7 +38,7 @@ import numpy as np
 
 __all__ = [
     "Task", "Reply", "EvaluateTask", "EvaluateReply", "FitTask", "FitReply", "SetupTask", "SetupReply", "ErrorReply",
-    "message", "encode", "decode", "message_size", "TRUSTED_MODULES", "ERROR_KINDS", "public_error",
+    "message", "encode", "decode", "jsonable", "message_size", "TRUSTED_MODULES", "ERROR_KINDS", "public_error",
 ]
 
 _REGISTRY: dict[str, type] = {}
@@ -301,6 +301,12 @@ def _model_from_json(data: str):
 
 
 def _to_json(obj: Any, strict: bool) -> Any:
+    if isinstance(obj, float) and obj != obj:
+        return {"__float__": "nan"}
+    if isinstance(obj, float) and obj in (float("inf"), float("-inf")):
+        return {"__float__": "inf" if obj > 0 else "-inf"}
+    if obj is None or isinstance(obj, (bool, int, float, str)):  # the common leaves first
+        return obj
     from .space import SearchSpace
 
     if isinstance(obj, SearchSpace):
@@ -311,19 +317,16 @@ def _to_json(obj: Any, strict: bool) -> Any:
     if isinstance(obj, np.ndarray):
         if obj.dtype == object:
             return {"__list__": [_to_json(v, strict) for v in obj.tolist()]}
-        return {"__array__": obj.tolist(), "dtype": obj.dtype.str}
+        # numbers as their little-endian bytes in base64: exact, and a third of decimal text
+        data = np.ascontiguousarray(obj, dtype=obj.dtype.newbyteorder("<"))
+        return {"__array__": base64.b64encode(data.tobytes()).decode(), "dtype": data.dtype.str,
+                "shape": list(obj.shape)}
     if isinstance(obj, np.generic):
         return _to_json(obj.item(), strict)
     if isinstance(obj, dict):
         return {"__dict__": [[_to_json(k, strict), _to_json(v, strict)] for k, v in obj.items()]}
     if isinstance(obj, (list, tuple)):
         return [_to_json(v, strict) for v in obj]
-    if isinstance(obj, float) and obj != obj:
-        return {"__float__": "nan"}
-    if isinstance(obj, float) and obj in (float("inf"), float("-inf")):
-        return {"__float__": "inf" if obj > 0 else "-inf"}
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
     if hasattr(obj, "dist") and hasattr(obj, "args") and hasattr(obj, "ppf"):  # frozen scipy.stats
         return {"__distribution__": obj.dist.name, "args": _to_json(list(obj.args), strict),
                 "kwds": _to_json(dict(obj.kwds), strict)}
@@ -363,7 +366,8 @@ def _from_json(obj: Any) -> Any:
     if not isinstance(obj, dict):
         return obj
     if "__array__" in obj:
-        return np.array(obj["__array__"], dtype=np.dtype(obj["dtype"]))
+        data = np.frombuffer(base64.b64decode(obj["__array__"]), dtype=np.dtype(obj["dtype"]))
+        return data.reshape(obj["shape"]).copy()
     if "__list__" in obj:
         return np.array([_from_json(v) for v in obj["__list__"]] + [None], dtype=object)[:-1]
     if "__float__" in obj:
@@ -388,6 +392,12 @@ def _from_json(obj: Any) -> Any:
         raise TypeError(f"A {obj['__unencodable__']} was not encoded and cannot be decoded.")
     cls = _REGISTRY[obj["__message__"]]
     return cls(**{k: _from_json(v) for k, v in obj.items() if k != "__message__"})
+
+
+def jsonable(obj, strict: bool = True):
+    """``obj`` as the plain JSON data :func:`encode` writes. With ``strict=False``, what no wire
+    could carry is replaced by its type name instead of raising."""
+    return _to_json(obj, strict)
 
 
 def encode(msg) -> bytes:

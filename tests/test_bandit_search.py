@@ -12,7 +12,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from fedsearch import FedPNESearchCV, LevelOrderSearchCV
 from fedsearch.federation import SETUP_ROUND
-from fedsearch.messages import EvaluateReply, EvaluateTask
+from fedsearch.algorithms.fedpne.privacy import noise_for_target
+from fedsearch.algorithms.xarmed.tasks import PullReply, PullTask
 from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy
 from fedsearch.algorithms.levelorder.strategy import LevelOrderStrategy
 
@@ -41,10 +42,10 @@ def test_fedpne_search_runs_phases_within_budget(parties):
     search = FedPNESearchCV(TREE, SPACE, n_iter=20, cv=2, random_state=0).fit(Xs, ys)
     strategy = search.strategy_
     assert isinstance(strategy, FedPNEStrategy) and strategy.spent_ == 20
-    tasks = messages(search, EvaluateTask, "to_party")
+    tasks = messages(search, PullTask, "to_party")
     for p in range(3):  # each party cross-validates at most n_iter configurations in the search
         search_tasks = [m for r, q, m in tasks if q == p and r < strategy.n_phases]
-        assert sum(len(m.points) for m in search_tasks) == 20
+        assert sum(m.cost for m in search_tasks) == sum(len(m.points) for m in search_tasks) == 20
     # one round per phase, plus the validation round of the recommended centre (pull="uniform")
     assert search.n_rounds_ == strategy.n_phases + 1
     rounds = set(search.federation_log_["round"]) - {SETUP_ROUND}  # the set-up precedes round 0
@@ -123,7 +124,7 @@ def test_reward_bounds_rescale_what_the_bandit_sees(regression_parties):
     search = FedPNESearchCV(Ridge(), {"alpha": loguniform(1e-2, 1e2)}, n_iter=8, cv=2, scoring="r2",
                             pull="center", reward_bounds=(-1.0, 1.0), random_state=0).fit(Xs, ys)
     phase = search.strategy_.phases_[0]
-    raw = np.array([m.scores for r, p, m in sorted(messages(search, EvaluateReply, "to_server"),
+    raw = np.array([m.evaluation.scores for r, p, m in sorted(messages(search, PullReply, "to_server"),
                                                    key=lambda x: (x[0], x[1])) if r == 0])
     assert np.all(phase.pulls == 1)  # one pull per node: the local mean is the reward
     assert np.allclose(phase.stats.local_means, (raw + 1.0) / 2.0)
@@ -136,23 +137,24 @@ def test_reward_bounds_rescale_what_the_bandit_sees(regression_parties):
 
 def test_dp_noise_is_sent_to_the_parties_and_scaled_with_bounds(parties, regression_parties):
     Xs, ys = parties
-    sigma = math.sqrt(2 * math.log(1.25 / 0.01)) / 4.0
+    sigma = noise_for_target(4.0, 0.01, 6 + 1)  # the party-level target over n_iter + 1 releases
     search = FedPNESearchCV(TREE, SPACE, n_iter=6, cv=2, dp_epsilon=4.0, dp_delta=0.01,
                             random_state=0).fit(Xs, ys)
-    tasks = messages(search, EvaluateTask, "to_party")
+    tasks = messages(search, PullTask, "to_party")
     # no clean score leaves a party: the recommendation is evaluated with the same noise too
-    assert all(math.isclose(t.noise_std, sigma) for _, _, t in tasks)
-    assert len({t.seed for _, _, t in tasks}) == len(tasks)
+    assert tasks and all(math.isclose(t.noise_std, sigma) and t.clip == (0.0, 1.0) for _, _, t in tasks)
+    assert len({t.noise_seed for _, _, t in tasks}) == len(tasks)
     assert search.n_rounds_ == search.strategy_.n_phases + 1
     last = [t for r, _, t in tasks if r == search.n_rounds_ - 1]
-    assert all(np.array_equal(t.points, search.strategy_.recommend()[None]) for t in last)
-    assert np.isfinite(search.best_score_)
+    assert all(np.array_equal(t.points, search.strategy_.recommend()[None]) and t.pull == "center" for t in last)
+    assert np.isfinite(search.best_score_) and len(search.cv_results_["params"]) == 1
     Xr, yr = regression_parties
     search = FedPNESearchCV(Ridge(), {"alpha": loguniform(1e-2, 1e2)}, n_iter=4, cv=2, scoring="r2",
                             reward_bounds=(-3.0, 1.0), dp_epsilon=4.0, dp_delta=0.01,
                             random_state=0).fit(Xr, yr)
-    tasks = messages(search, EvaluateTask, "to_party")
-    assert all(math.isclose(t.noise_std, 4.0 * sigma) for _, _, t in tasks)
+    tasks = messages(search, PullTask, "to_party")
+    sigma = noise_for_target(4.0, 0.01, 4 + 1)
+    assert tasks and all(math.isclose(t.noise_std, 4.0 * sigma) and t.clip == (-3.0, 1.0) for _, _, t in tasks)
 
 
 def test_party_cache_answers_repeated_configurations(parties):
@@ -160,15 +162,15 @@ def test_party_cache_answers_repeated_configurations(parties):
     search = FedPNESearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 2, 3]}, n_iter=12,
                             cv=2, random_state=0).fit(Xs, ys)
     for p in range(3):
-        replies = [m for r, q, m in messages(search, EvaluateReply, "to_server") if q == p]
+        replies = [m.evaluation for r, q, m in messages(search, PullReply, "to_server") if q == p]
         cached = np.concatenate([m.cached for m in replies])
         assert cached.sum() >= 12 - 3  # at most 3 distinct configurations were fitted
     # a cached answer is the same score as the fit it repeats
-    tasks = messages(search, EvaluateTask, "to_party")
-    replies = messages(search, EvaluateReply, "to_server")
+    tasks = messages(search, PullTask, "to_party")
+    replies = messages(search, PullReply, "to_server")
     seen = {}
     for (_, p, task), (_, _, reply) in zip(tasks, replies):
-        for point, score in zip(task.points, reply.scores):
+        for point, score in zip(task.points, reply.evaluation.scores):
             key = (p, min(int(point[0] * 3), 2))
             assert seen.setdefault(key, score) == score
     assert len(search.cv_results_["params"]) == 3
@@ -213,7 +215,9 @@ def test_level_order_search(parties):
     ({"pull": "edge"}, "The 'pull' parameter"),
     ({"reward_bounds": (1.0, 0.0)}, "The 'reward_bounds' parameter"),
     ({"aggregate": "min"}, "The 'aggregate' parameter"),
-    ({"dp_delta": 0.01}, "needs both dp_epsilon and dp_delta"),
+    ({"dp_noise": 1.0}, "The 'dp_delta' parameter of FedPNESearchCV must be a float in the range"),
+    ({"dp_noise": 1.0, "dp_epsilon": 1.0, "dp_delta": 0.01}, "The 'dp_noise' parameter of FedPNESearchCV"),
+    ({"dp_noise": 1.0, "dp_delta": 0.01, "dp_accountant": "moments"}, "The 'dp_accountant' parameter"),
     ({"dp_epsilon": -1.0, "dp_delta": 0.01}, "The 'dp_epsilon' parameter"),
 ])
 def test_invalid_parameters(parties, params, match):

@@ -3,10 +3,10 @@ import math
 import numpy as np
 import pytest
 
-from fedsearch.messages import EvaluateReply, EvaluateTask
-from fedsearch.algorithms.fedpne.strategy import (
-    FedPNEStrategy, NodeStatistics, confidence_width, dp_noise_std, eliminate, tau,
-)
+from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy, NodeStatistics, confidence_width, eliminate, tau
+from fedsearch.algorithms.fedpne.privacy import noise_for_target
+from fedsearch.algorithms.xarmed.party import pull_reply
+from fedsearch.algorithms.xarmed.tasks import PullReply, PullTask
 
 
 def quadratic(points, optimum=0.3):
@@ -27,9 +27,7 @@ def run(strategy, func, noise=0.0, seed=0, fail=None):
         replies = {}
         for p, task in tasks.items():
             scores = func(task.points) + noise * rng.standard_normal(len(task.points))
-            if task.noise_std > 0:  # what a party does with a DP task
-                scores = scores + np.random.default_rng(task.seed).normal(0, task.noise_std, len(scores))
-            replies[p] = EvaluateReply(scores=scores, n_samples=1)
+            replies[p] = pull_reply(task, scores)
         if fail is not None:
             replies = fail(round, replies)
         strategy.aggregate(round, replies)
@@ -71,20 +69,17 @@ def test_elimination_rule_eq1():
     assert not eliminate([np.nan, np.nan], [0.1, 0.1], [1, 1], nu1=1.0, rho=0.5).any()
 
 
-def test_dp_noise_std_theorem_d1():
-    assert math.isclose(dp_noise_std(1.0, 1e-5) ** 2, 2 * math.log(1.25e5))
-    assert math.isclose(dp_noise_std(2.0, 0.01), math.sqrt(2 * math.log(125)) / 2)
 
 
 # --------------------------------------------------------------------------- node statistics
 def test_node_statistics_means_counts_and_failures():
-    pulls = [2, 0, 1]
+    task = PullTask(tree=(1, "random", 0), depth=2, index=[1, 2, 3], counts=[2, 0, 1])
     replies = {
-        0: EvaluateReply(scores=np.array([0.2, 0.4, 1.0]), n_samples=5),
-        1: EvaluateReply(scores=np.array([0.6, np.nan, 0.0]), n_samples=5),
-        2: EvaluateReply(scores=np.array([]), n_samples=5, error="boom"),
+        0: pull_reply(task, [0.2, 0.4, 1.0], 5),
+        1: pull_reply(task, [0.6, np.nan, 0.0], 5),
+        2: PullReply(means=np.array([]), counts=np.array([], int), n_samples=5, error="boom"),
     }
-    stats = NodeStatistics.from_replies(replies, 4, pulls)
+    stats = NodeStatistics.from_replies(replies, 4, 3)
     assert stats.replied.tolist() == [True, True, False, False]
     assert set(stats.failures) == {2, 3} and stats.failures[2] == "boom"
     assert np.allclose(stats.sums[:2], [[0.6, 0, 1.0], [0.6, 0, 0.0]])
@@ -96,8 +91,8 @@ def test_node_statistics_means_counts_and_failures():
     assert np.isnan(stats.global_means()[1])
     assert np.allclose(stats.global_means([3, 1, 5, 5])[[0, 2]], [0.375, 0.75])  # weighted
     assert stats.n_pulls.tolist() == [3, 0, 2]
-    wrong = NodeStatistics.from_replies({0: EvaluateReply(scores=np.zeros(2), n_samples=1)}, 1, pulls)
-    assert not wrong.replied[0] and "2 scores for 3 points" in wrong.failures[0]
+    wrong = NodeStatistics.from_replies({0: pull_reply(task, [0.0, 0.0, 0.0])}, 1, 2)
+    assert not wrong.replied[0] and "3 means for 2 nodes" in wrong.failures[0]
 
 
 # --------------------------------------------------------------------------- the algorithm
@@ -110,7 +105,7 @@ def test_first_phases_hand_computed():
     pts = tasks[0].points
     assert all(np.array_equal(t.points, pts) for t in tasks.values())  # same points for everyone
     assert np.allclose(pts[:, 0], (np.arange(8) + 0.5) / 8)
-    s.aggregate(0, {p: EvaluateReply(scores=step(pts), n_samples=1) for p in tasks})
+    s.aggregate(0, {p: pull_reply(tasks[p], step(pts)) for p in tasks})
     ph = s.phases_[0]
     assert ph.nodes.depth.tolist() == [3] * 8 and ph.nodes.index.tolist() == list(range(1, 9))
     assert ph.pulls.tolist() == [1] * 8
@@ -121,7 +116,7 @@ def test_first_phases_hand_computed():
     tasks = s.configure(1)
     assert len(tasks[0].points) == 8 * 3
     assert np.allclose(tasks[0].points[::3, 0], (np.arange(8) + 0.5) / 16)
-    s.aggregate(1, {p: EvaluateReply(scores=step(t.points), n_samples=1) for p, t in tasks.items()})
+    s.aggregate(1, {p: pull_reply(t, step(t.points)) for p, t in tasks.items()})
     assert s.phases_[1].nodes.index.tolist() == list(range(1, 9))
     assert s.spent_ == 8 + 24 and s.n_phases == 2
 
@@ -157,7 +152,7 @@ def test_budget_never_exceeded(n_parties, n_iter):
     assert s.spent_ == n_iter  # the truncated phase spends what is left
     for r in rounds:
         for task in r.values():
-            assert isinstance(task, EvaluateTask)
+            assert isinstance(task, PullTask)
             assert task.points.min() >= 0 and task.points.max() <= 1
 
 
@@ -182,7 +177,7 @@ def test_recommend_is_pure():
             a.recommend()
             a.recommend(party=1)
         assert np.array_equal(ta[0].points, tb[0].points)
-        replies = {p: EvaluateReply(scores=quadratic(t.points), n_samples=1) for p, t in ta.items()}
+        replies = {p: pull_reply(t, quadratic(t.points)) for p, t in ta.items()}
         a.aggregate(round, replies)
         b.aggregate(round, replies)
         assert np.array_equal(a.recommend(), a.recommend()) and np.array_equal(a.recommend(), b.recommend())
@@ -200,7 +195,7 @@ def test_configure_twice_returns_the_same_tasks():
 def test_tolerates_a_failed_party():
     def party_one_fails(round, replies):
         replies = dict(replies)
-        replies[1] = EvaluateReply(scores=np.array([]), n_samples=1, error="party 1 is down")
+        replies[1] = PullReply(means=np.array([]), counts=np.array([], int), n_samples=1, error="party 1 is down")
         return replies
 
     s = FedPNEStrategy(1, 3, 200, random_state=0)
@@ -229,7 +224,7 @@ def test_a_node_that_fails_is_eliminated_not_averaged_away():
 def test_no_reply_at_all_repeats_the_phase():
     s = FedPNEStrategy(1, 2, 100, random_state=0)
     first = s.configure(0)
-    s.aggregate(0, {p: EvaluateReply(scores=np.array([]), n_samples=1, error="down") for p in first})
+    s.aggregate(0, {p: PullReply(means=np.array([]), counts=np.array([], int), n_samples=1, error="down") for p in first})
     again = s.configure(1)
     assert len(again[0].points) == len(first[0].points)
     assert s.phases_[0].nodes.keys() == s._active.keys()
@@ -248,18 +243,19 @@ def test_recommendation_converges_as_the_budget_grows(pull):
     assert large < small and large < 0.05
 
 
-def test_dp_tasks_carry_the_stated_noise_and_party_seeds():
-    eps, dp_delta = 1.0, 1e-3
-    sigma = math.sqrt(2 * math.log(1.25 / dp_delta)) / eps
-    s = FedPNEStrategy(1, 20, 2000, dp_epsilon=eps, dp_delta=dp_delta, random_state=0)
-    assert math.isclose(s.noise_std_, sigma)
+def test_dp_tasks_carry_the_noise_and_one_noise_seed_per_party():
+    s = FedPNEStrategy(1, 20, 2000, dp_noise=3.0, dp_delta=1e-3, random_state=0)
     tasks = s.configure(0)
-    assert all(math.isclose(t.noise_std, sigma) for t in tasks.values())
-    assert len({t.seed for t in tasks.values()}) == 20  # independent noise per party
+    assert all(t.noise_std == 3.0 for t in tasks.values())
+    assert len({t.noise_seed for t in tasks.values()}) == 20  # independent noise per party
+    assert s.releases_.tolist() == [len(tasks[0].index)] * 20
     assert FedPNEStrategy(1, 2, 10, random_state=0).configure(0)[0].noise_std == 0
+    # a party-level target: the noise of n_iter + 1 releases
+    target = FedPNEStrategy(1, 20, 2000, dp_epsilon=1.0, dp_delta=1e-3, random_state=0)
+    assert target.noise_std_ == pytest.approx(noise_for_target(1.0, 1e-3, 2001))
 
 
-def test_dp_noise_has_the_stated_variance_at_a_real_party():
+def test_dp_search_never_renoises_a_configuration_at_a_real_party():
     from sklearn.dummy import DummyClassifier
 
     from fedsearch.federation import InProcessFederation
@@ -271,19 +267,16 @@ def test_dp_noise_has_the_stated_variance_at_a_real_party():
     space = SearchSpace({"strategy": ["prior", "most_frequent"]})
     parties = [Party(p, X, y, estimator=DummyClassifier(), space=space, cv=2) for p in range(2)]
     federation = InProcessFederation(parties)
-    s = FedPNEStrategy(1, 2, 3000, pull="center", dp_epsilon=2.0, dp_delta=0.01, random_state=0)
-    residuals, round = [], 0
+    s = FedPNEStrategy(1, 2, 3000, pull="center", dp_noise=2.0, dp_delta=0.01, random_state=0)
+    released, round = {0: set(), 1: set()}, 0
     while (tasks := s.configure(round)) is not None:
         replies = federation.run_round(round, tasks)
-        # the clean reward is 0.5 (a dummy classifier on balanced folds); the party keeps it private
-        residuals += [r.scores - 0.5 for r in replies.values()]
+        for p, r in replies.items():  # two configurations: at most two distinct values per party
+            released[p] |= set(np.round(r.means[r.counts > 0], 12).tolist())
         s.aggregate(round, replies)
         round += 1
-    residuals = np.concatenate(residuals)
-    assert len(residuals) == 2 * 3000
-    sigma2 = 2 * math.log(1.25 / 0.01) / 2.0**2
-    # the sample variance of 6000 Gaussians is within 5% of sigma^2 with overwhelming probability
-    assert abs(residuals.var() / sigma2 - 1) < 0.05 and abs(residuals.mean()) < 0.1
+    assert s.spent_ == 3000 and all(1 <= len(v) <= 2 for v in released.values())
+    assert released[0] != released[1]  # each party its own noise
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -294,8 +287,10 @@ def test_dp_noise_has_the_stated_variance_at_a_real_party():
     ({"delta": 0.0}, "delta"),
     ({"pull": "corner"}, "pull"),
     ({"split": "median"}, "split"),
-    ({"dp_epsilon": 1.0}, "both dp_epsilon and dp_delta"),
+    ({"dp_epsilon": 1.0}, "The 'dp_delta' parameter of FedPNEStrategy must be a float"),
+    ({"dp_epsilon": 1.0, "dp_noise": 1.0, "dp_delta": 0.1}, "The 'dp_noise' parameter of FedPNEStrategy must be None"),
     ({"dp_epsilon": 1.0, "dp_delta": 2.0}, "dp_delta"),
+    ({"dp_noise": 1.0, "dp_delta": 0.1, "dp_accountant": "moments"}, "dp_accountant"),
     ({"weights": [1.0]}, "weights"),
     ({"weights": [1.0, -1.0]}, "weights"),
 ])

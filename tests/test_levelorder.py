@@ -1,9 +1,11 @@
+import warnings
 import math
 
 import numpy as np
 import pytest
 
-from fedsearch.messages import EvaluateReply
+from fedsearch.algorithms.xarmed.party import pull_reply
+from fedsearch.algorithms.xarmed.tasks import PullReply
 from fedsearch.algorithms.levelorder.strategy import LevelOrderStrategy, level_pulls
 
 
@@ -19,8 +21,8 @@ def run(strategy, func, noise=0.0, seed=0, max_rounds=None, fail=None):
     rng = np.random.default_rng(seed)
     rounds, round = [], 0
     while (max_rounds is None or round < max_rounds) and (tasks := strategy.configure(round)) is not None:
-        replies = {p: EvaluateReply(scores=func(t.points) + noise * rng.standard_normal(len(t.points)),
-                                    n_samples=1) for p, t in tasks.items()}
+        replies = {p: pull_reply(t, func(t.points) + noise * rng.standard_normal(len(t.points)))
+                   for p, t in tasks.items()}
         if fail is not None:
             replies = fail(round, replies)
         strategy.aggregate(round, replies)
@@ -72,17 +74,20 @@ def test_expansion_keeps_nodes_within_three_nu1_rho_h():
     assert (~s.levels_[3].eliminated).sum() == 1
 
 
-def test_stops_before_a_level_that_does_not_fit_the_budget():
+def test_the_last_level_gets_the_remainder_of_the_budget():
     for n_parties, n_iter in [(1, 50), (4, 500), (16, 3000), (3, 1)]:
         s = LevelOrderStrategy(2, n_parties, n_iter, random_state=0)
-        rounds = run(s, quadratic, noise=0.1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # (3, 1) cannot reach depth 2
+            rounds = run(s, quadratic, noise=0.1)
         assert s.spent_ <= n_iter
         per_party = [sum(len(r[p].points) for r in rounds) for p in range(n_parties)]
         assert per_party == [s.spent_] * n_parties
-        # the next level would not have fitted
-        if s.levels_:
-            nxt = s._level
-            assert s.spent_ + len(nxt) * s.level_pulls(int(nxt.depth[0]), len(nxt)) > n_iter
+        last = s.levels_[-1]
+        # a last level cut to floor(R / |S_h|) pulls per node leaves R < |S_h|; a full last level
+        # leaves less than one pull per node of the next (at most 2 |S_h| nodes)
+        assert n_iter - s.spent_ < (1 if last.truncated else 2) * len(last.nodes)
+        assert last.truncated == (last.pulls[0] < s.level_pulls(int(last.nodes.depth[0]), len(last.nodes)))
     assert s.configure(len(rounds)) is None
 
 
@@ -93,7 +98,7 @@ def test_anytime_without_budget():
     for round in range(6):
         tasks = s.configure(round)
         assert tasks is not None
-        s.aggregate(round, {p: EvaluateReply(scores=quadratic(t.points), n_samples=1) for p, t in tasks.items()})
+        s.aggregate(round, {p: pull_reply(t, quadratic(t.points)) for p, t in tasks.items()})
         recommendations.append(s.recommend()[0])
     assert s.depth_ == 5
     assert abs(recommendations[-1] - 0.3) <= abs(recommendations[0] - 0.3)
@@ -125,7 +130,7 @@ def test_same_seed_same_result_and_pure_recommend():
 
 def test_tolerates_failed_parties():
     def party_zero_fails(round, replies):
-        return {**replies, 0: EvaluateReply(scores=np.array([]), n_samples=1, error="down")}
+        return {**replies, 0: PullReply(means=np.array([]), counts=np.array([], int), n_samples=1, error="down")}
 
     s = LevelOrderStrategy(1, 3, 2000, random_state=0)
     run(s, quadratic, fail=party_zero_fails)
@@ -145,7 +150,7 @@ def test_weighted_means():
 
     s = LevelOrderStrategy(1, 2, 100, weights=[3, 1], random_state=0)
     tasks = s.configure(0)
-    s.aggregate(0, {p: EvaluateReply(scores=by_party(p)(t.points), n_samples=1) for p, t in tasks.items()})
+    s.aggregate(0, {p: pull_reply(t, by_party(p)(t.points)) for p, t in tasks.items()})
     assert np.allclose(s.levels_[0].means, (3 * 0.2 + 0.8) / 4)
 
 

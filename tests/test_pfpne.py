@@ -3,7 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from fedsearch.messages import EvaluateReply
+from fedsearch.algorithms.xarmed.party import pull_reply
+from fedsearch.algorithms.xarmed.tasks import PullReply
 from fedsearch.research.simulate import simulate
 from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy
 from fedsearch.algorithms.pfpne.strategy import COLLABORATIVE, PERSONAL, PFPNEStrategy, transition_depth
@@ -15,8 +16,8 @@ def run(strategy, funcs, noise=0.0, seed=0, fail=None):
     rng = np.random.default_rng(seed)
     rounds, r = {}, 0
     while (tasks := strategy.configure(r)) is not None:
-        replies = {p: EvaluateReply(scores=funcs[p](t.points) + noise * rng.standard_normal(len(t.points)),
-                                    n_samples=1) for p, t in tasks.items()}
+        replies = {p: pull_reply(t, funcs[p](t.points) + noise * rng.standard_normal(len(t.points)))
+                   for p, t in tasks.items()}
         if fail is not None:
             replies = fail(r, replies)
         strategy.aggregate(r, replies)
@@ -157,7 +158,7 @@ def test_no_global_aggregation_after_the_collaborative_stage():
 def test_a_party_personal_stage_depends_on_its_own_replies_only(pull):
     def twisted(r, replies):  # party 1 answers differently after the collaborative stage
         if r >= 1:
-            replies[1] = EvaluateReply(scores=1.0 - replies[1].scores, n_samples=1)
+            replies[1] = PullReply(means=1.0 - replies[1].means, counts=replies[1].counts, n_samples=1)
         return replies
 
     a = PFPNEStrategy(1, 4, 400, random_state=0, **{**SMALL_NU, "pull": pull})
@@ -219,7 +220,7 @@ def test_recommend_party_is_checked():
 def test_a_failed_personal_reply_repeats_the_party_phase_only():
     def fail_party_2_once(r, replies):
         if r == 1:  # the first personal round
-            replies[2] = EvaluateReply(scores=np.empty(0), n_samples=1, error="disk full")
+            replies[2] = PullReply(means=np.array([]), counts=np.array([], int), n_samples=1, error="disk full")
         return replies
 
     a = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)

@@ -7,11 +7,11 @@ The units of work of all parties in a round (configuration x CV fold) go to one 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from joblib import effective_n_jobs
 from sklearn.utils.parallel import Parallel, delayed
 
 from ..messages import ErrorReply, SetupTask, Task
@@ -37,7 +37,7 @@ class InProcessFederation(Federation):
     n_jobs : int or None, default=None
         Workers for the flat fan-out of a round (``-1``: all cores).
     verbose : int, default=0
-        Verbosity of the ``Parallel`` call and of the per-round summary.
+        Above 3, the verbosity of joblib's ``Parallel`` (minus 3); the search prints the rest.
     pre_dispatch : int or str, default="2*n_jobs"
     share_errors : bool, default=False
         Whether the parties built from ``datasets`` send their full error messages (the
@@ -71,7 +71,6 @@ class InProcessFederation(Federation):
     def _exchange(self, round: int, tasks: Mapping[int, Task]) -> dict:
         if any(isinstance(t, SetupTask) for t in tasks.values()):
             return self._setup(tasks)
-        t0 = time.perf_counter()
         replies, plan = {}, []
         for p, task in tasks.items():
             try:
@@ -79,9 +78,15 @@ class InProcessFederation(Federation):
             except Exception as exc:  # noqa: BLE001 - a task the party refuses is data
                 replies[p] = self._failure(p, task, exc)
         flat = [u for _, _, units in plan for u in units]
-        outputs = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch=self.pre_dispatch)(
-            delayed(run_unit)(u) for u in flat
-        )
+        # the callbacks' leaf tasks are made here, before the work leaves for the workers
+        contexts = [self.party_progress[p].child(u.task_name, max_subtasks=u.subtasks)
+                    if p in self.party_progress else None for p, _, units in plan for u in units]
+        if effective_n_jobs(self.n_jobs) == 1 and self.verbose <= 3:  # no dispatch overhead per unit
+            outputs = [run_unit(u, c) for u, c in zip(flat, contexts)]
+        else:
+            outputs = Parallel(n_jobs=self.n_jobs, verbose=max(self.verbose - 3, 0), pre_dispatch=self.pre_dispatch)(
+                delayed(run_unit)(u, c) for u, c in zip(flat, contexts)
+            )
         self.compute_time += sum(t for _, t in outputs)
         start = 0
         for p, task, units in plan:
@@ -91,9 +96,6 @@ class InProcessFederation(Federation):
                 replies[p] = self.parties[p].reply(task, outs)
             except Exception as exc:  # noqa: BLE001
                 replies[p] = self._failure(p, task, exc)
-        if self.verbose:
-            print(f"[fedsearch] round {round}: {len(tasks)} parties, {len(flat)} fits, "
-                  f"{time.perf_counter() - t0:.2f}s")
         return replies
 
     def _failure(self, p: int, task: Task, exc: Exception) -> ErrorReply:

@@ -43,6 +43,9 @@ class BaseParty:
     def __init__(self):
         self._cache: dict[tuple, Summary] = {}
         self.errors_: list[dict] = []
+        #: values released under differential privacy, by the quantity they measure: a repeat
+        #: is answered with the same noisy value, never with fresh noise
+        self.released: dict = {}
 
     def record_error(self, exc: BaseException, kind: str, context: str = "") -> str:
         """Keep ``exc`` at the party (``errors_`` and its log); return what may cross the boundary.
@@ -111,6 +114,13 @@ class BaseParty:
         return ErrorReply(error=public, kind="task")
 
     # ------------------------------------------------------------------ LocalObjective helpers
+    def scores(self, points: np.ndarray, outputs: list) -> np.ndarray:
+        """The objective of each point (``error_score``, NaN by default, where it failed) from
+        the outputs of :meth:`evaluation_units`, without the per-point summaries."""
+        fill = np.nan if self.error_score == "raise" else float(self.error_score)
+        return np.array([s["test"][self.metric] if s["test"] is not None else fill
+                         for s in self.summarise(points, outputs)], dtype=float).reshape(len(points))
+
     def check_points(self, points: np.ndarray) -> None:
         if points.ndim != 2 or points.shape[1] != self.n_dims:
             raise ValueError(f"Party {self.party_id!r} got points of shape {points.shape}; its search space "

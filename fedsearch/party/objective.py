@@ -50,6 +50,8 @@ class LocalObjective(Protocol):
     reports_metrics : bool
         Whether its replies carry per-metric summaries, spreads and timings (a data party) or
         the objective's value alone (a synthetic party).
+    released : dict
+        The values it released under differential privacy, by quantity (a repeat reuses one).
     """
 
     party_id: Hashable
@@ -60,6 +62,7 @@ class LocalObjective(Protocol):
     error_score: Any
     return_train_score: bool
     reports_metrics: bool
+    released: dict
 
     def check_points(self, points: np.ndarray) -> None:
         """Raise ``ValueError`` unless ``points`` are points of the party's unit cube."""
@@ -70,6 +73,9 @@ class LocalObjective(Protocol):
     def summarise(self, points: np.ndarray, outputs: list) -> list[Summary]:
         """One summary per point from the outputs of :meth:`evaluation_units`. Runs where the
         party assembles its reply: the only place a party's own state (noise streams) moves."""
+
+    def scores(self, points: np.ndarray, outputs: list) -> np.ndarray:
+        """The objective of each point as an array, like :meth:`summarise` without the summaries."""
 
     def evaluator(self, seed) -> Callable[[np.ndarray], Summary]:
         """A picklable function scoring one point at a time inside a single unit of work (an

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import algorithms  # noqa: F401 - fills the strategy registry
 from ..federation import InProcessFederation
-from ..messages import EvaluateTask
+from ..algorithms.xarmed.tasks import PullReply, PullTask
+from ..messages import EvaluateReply, EvaluateTask
 from ..strategy import STRATEGIES, run_rounds
 from .synthetic import Objective, mean_objective
 
@@ -30,12 +31,20 @@ __all__ = ["Trace", "simulate"]
 class Trace:
     """What a simulated run did, pull by pull.
 
+    The pulls are kept as chunks, one per round and party, a chunk that several parties pulled
+    alike (one shared task) being stored once: memory grows with the distinct pulls, not with
+    parties times pulls.
+
     Attributes
     ----------
+    chunks : list of list of tuple
+        Per party, ``(points, rewards, rounds)`` of each round it pulled in, in order.
+    n_dims : int
     points : list of ndarray of shape (n_evaluations_m, n_dims)
         The points party ``m`` evaluated, in order.
     rewards : list of ndarray of shape (n_evaluations_m,)
-        The rewards it observed (noisy).
+        The rewards it observed (noisy); NaN where the party did not send them (a node pull
+        without ``share`` sends the node means only).
     rounds : list of ndarray of int of shape (n_evaluations_m,)
         The round of each evaluation.
     recommendation : ndarray of shape (n_dims,)
@@ -54,9 +63,8 @@ class Trace:
         The parties' noise-free local objectives (None for parties without one).
     """
 
-    points: list
-    rewards: list
-    rounds: list
+    chunks: list = field(repr=False)
+    n_dims: int
     recommendation: np.ndarray
     recommendations: np.ndarray
     n_rounds: int
@@ -66,10 +74,25 @@ class Trace:
     objectives: list | None
     _global: Objective | None = field(default=None, repr=False)
 
+    def _column(self, k: int, empty) -> list:
+        return [np.concatenate([c[k] for c in chunks]) if chunks else empty for chunks in self.chunks]
+
+    @property
+    def points(self) -> list:
+        return self._column(0, np.empty((0, self.n_dims)))
+
+    @property
+    def rewards(self) -> list:
+        return self._column(1, np.empty(0))
+
+    @property
+    def rounds(self) -> list:
+        return self._column(2, np.empty(0, dtype=int))
+
     @property
     def n_evaluations(self) -> np.ndarray:
         """Evaluations spent by each party, shape (n_parties,)."""
-        return np.array([len(r) for r in self.rewards])
+        return np.array([sum(len(c[0]) for c in chunks) for chunks in self.chunks])
 
     @property
     def global_objective(self) -> Objective:
@@ -82,10 +105,14 @@ class Trace:
 
     def _regrets(self, kind: str) -> list[np.ndarray]:
         """Instantaneous regret of every pull of every party (PF-PNE Sec. 2.2 for ``"local"``)."""
-        if kind == "global":
-            f = self.global_objective
-            values = f(np.concatenate(self.points)) if sum(map(len, self.points)) else np.empty(0)
-            return np.split(f.maximum - values, np.cumsum(self.n_evaluations)[:-1])
+        if kind == "global":  # each distinct chunk of points is evaluated once
+            f, regret = self.global_objective, {}
+            for chunks in self.chunks:
+                for c in chunks:
+                    if id(c[0]) not in regret:
+                        regret[id(c[0])] = f.maximum - f(c[0]) if len(c[0]) else np.empty(0)
+            return [np.concatenate([regret[id(c[0])] for c in chunks]) if chunks else np.empty(0)
+                    for chunks in self.chunks]
         if kind == "local":
             self.global_objective  # noqa: B018 - raises the same error without objectives
             return [o.maximum - o(x) if len(x) else np.empty(0) for o, x in zip(self.objectives, self.points)]
@@ -172,16 +199,23 @@ def simulate(strategy, parties: Sequence, n_iter: int, random_state=None, *, n_j
                 party.reset(seed)
 
     federation = InProcessFederation(parties, n_jobs=n_jobs) if federation is None else federation(parties)
-    points = [[] for _ in parties]
-    rewards = [[] for _ in parties]
-    rounds = [[] for _ in parties]
+    chunks = [[] for _ in parties]
 
     def record(round_, tasks, replies):
+        drawn = {}  # the points of each distinct task, drawn once
         for p, task in tasks.items():
-            if isinstance(task, EvaluateTask):
-                points[p].append(task.points)
-                rewards[p].append(replies[p].scores if replies[p].error is None else np.full(len(task.points), np.nan))
-                rounds[p].append(np.full(len(task.points), round_))
+            reply = replies[p]
+            if hasattr(reply, "as_evaluation"):  # a task that chose its own points (DP-FTS-DE's step)
+                task, reply = reply.as_evaluation()
+            if not isinstance(task, (EvaluateTask, PullTask)):
+                continue
+            if id(task) not in drawn:
+                x = task.points
+                drawn[id(task)] = (x, np.full(len(x), np.nan), np.full(len(x), round_))
+            x, missing, when = drawn[id(task)]
+            scores = reply.evaluation.scores if isinstance(reply, PullReply) and reply.evaluation is not None else (
+                reply.scores if isinstance(reply, EvaluateReply) else None)
+            chunks[p].append((x, missing if scores is None or reply.error is not None else np.asarray(scores), when))
 
     loop = run_rounds(strategy, federation, budget=n_iter, on_round=record)
     round_, server = loop.next_round, loop.server_time
@@ -194,14 +228,9 @@ def simulate(strategy, parties: Sequence, n_iter: int, random_state=None, *, n_j
     bytes_per_round = np.bincount(np.asarray(log["round"], dtype=int), weights=log["bytes"],
                                   minlength=round_).astype(int) if round_ else np.zeros(0, dtype=int)
     has_objective = all(hasattr(p, "objective") for p in parties)
-
-    def stack(chunks, shape):
-        return np.concatenate(chunks) if chunks else np.empty(shape)
-
     return Trace(
-        points=[stack(c, (0, n_dims)) for c in points],
-        rewards=[stack(c, (0,)) for c in rewards],
-        rounds=[stack(c, (0,)).astype(int) for c in rounds],
+        chunks=chunks,
+        n_dims=n_dims,
         recommendation=recommendation,
         recommendations=recommendations,
         n_rounds=round_,

@@ -51,12 +51,13 @@ class ResultsTable:
         return self._row(point)
 
     def add(self, tasks: dict, replies: dict) -> None:
-        """Take one round's evaluations. A reply that carries its own points (a local search's
-        upload) provides ``as_evaluation() -> (EvaluateTask, EvaluateReply)``."""
+        """Take one round's evaluations. A reply that is not an evaluation (a local search's
+        upload, a node pull) provides ``as_evaluation(task) -> (EvaluateTask, EvaluateReply)``,
+        ``(None, None)`` when it holds no configuration's score."""
         for p, reply in replies.items():
             task = tasks[p]
             if hasattr(reply, "as_evaluation"):
-                task, reply = reply.as_evaluation()
+                task, reply = reply.as_evaluation(task)
             if not isinstance(reply, EvaluateReply):
                 continue
             for i, point in enumerate(task.points):
@@ -128,6 +129,11 @@ class ResultsTable:
         for (row, p), cell in self._cells.items():
             out[p, row] = cell[part].get(metric, np.nan)
         return out
+
+    def best_score(self, metric: str, aggregate: str) -> float | None:
+        """The best federated score so far among the configurations every party evaluated."""
+        scores = aggregate_scores(self.party_scores(metric), self.weights, aggregate)
+        return float(np.nanmax(scores)) if np.any(np.isfinite(scores)) else None
 
     def results(self, aggregate: str) -> dict:
         """``cv_results_`` in scikit-learn's layout, plus per-party columns."""

@@ -10,6 +10,7 @@ differs only in the search space it reads and the strategy it builds (``_get_spa
 from __future__ import annotations
 
 import numbers
+import os
 import time
 import warnings
 from collections.abc import Iterable
@@ -30,7 +31,9 @@ from ..federation import Federation, InProcessFederation
 from ..messages import EvaluateTask, FitTask, SetupTask
 from ..space import SearchSpace
 from ..strategy import OneRound, Strategy, run_rounds
+from ._checkpoint import Checkpoint
 from ._inputs import check_estimator_params, check_fit_params, check_parties, split_parties
+from ._progress import CallbackSupport, RoundReporter, with_callbacks
 from ._results import ResultsTable
 from .ensemble import PartyEnsemble
 
@@ -59,7 +62,7 @@ _SCORING = v.Constraint(
 )
 
 
-class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
+class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
     """Base class of the federated search-CV estimators (not for direct use).
 
     Subclasses implement ``_get_space(self) -> SearchSpace`` and
@@ -78,7 +81,11 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         "random_state": [v.RANDOM_STATE],
         "aggregate": [v.options(*AGGREGATES)],
         "final_fit": [v.options("pooled", "ensemble"), v.NONE],
+        "checkpoint": [v.NONE, v.instance_of(str, os.PathLike, description="a str or path-like")],
     }
+
+    #: whether the search is the same without a seed (a grid): then a checkpoint needs none
+    _seedless = False
 
     #: whether to cross-validate the recommendation in every party when it was not evaluated
     #: by all of them during the search (so that ``best_score_`` is measured, not predicted)
@@ -86,7 +93,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator, *, scoring=None, n_jobs=None, refit=True, cv=None, verbose=0,
                  pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False,
-                 random_state=None, aggregate="weighted", final_fit="pooled"):
+                 random_state=None, aggregate="weighted", final_fit="pooled", checkpoint=None):
         self.estimator = estimator
         self.scoring = scoring
         self.n_jobs = n_jobs
@@ -99,6 +106,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.aggregate = aggregate
         self.final_fit = final_fit
+        self.checkpoint = checkpoint
 
     # ------------------------------------------------------------------ subclass hooks
     def _get_space(self) -> SearchSpace:  # pragma: no cover - abstract
@@ -171,6 +179,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
                 )
 
     # ------------------------------------------------------------------ fit
+    @with_callbacks
     def fit(self, X=None, y=None, *, parties=None, groups=None, federation=None, **fit_params):
         """Search the space across the parties, then fit the final model.
 
@@ -207,8 +216,12 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         table = ResultsTable(space, party_ids, weights, names, self.return_train_score,
                              [ready[p].n_splits for p in range(len(party_ids))])
 
+        checkpoint = self._open_checkpoint(space, federation, ready)
+        report = RoundReporter(type(self).__name__, self.verbose, table, ready[0].n_splits, party_ids, objective,
+                               self.aggregate)
+        progress = self._root_progress()
         t0 = time.perf_counter()
-        recommended = self._run_search(strategy, federation, table)
+        recommended = self._run_search(strategy, federation, table, checkpoint, report, progress)
         search_time = time.perf_counter() - t0
         results = table.results(self.aggregate)
         self._warn_failures(table, party_ids)
@@ -227,13 +240,19 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
             fitted.update(self._select_best(results, table, recommended, objective))
             if self.refit is not False and self.final_fit is not None:
                 t1 = time.perf_counter()
+                step = progress.child("final fit").begin() if progress is not None else None
                 fitted["best_estimator_"] = self._final_fit(space.to_unit(fitted["best_params_"]), space,
                                                              federation, strategy)
+                if step is not None:
+                    step.end()
                 fitted["refit_time_"] = time.perf_counter() - t1
         fitted.update(self._after_search(strategy, federation, space))
         fitted["n_rounds_"] = federation.n_rounds
         fitted["federation_log_"] = federation.log()
         fitted["transcript_"] = federation.transcript
+        fitted["resumed_rounds_"] = checkpoint.resumed if checkpoint is not None else []
+        if progress is not None:
+            progress.end()
         # every attribute is set at once, at the end: a failed fit leaves no half-fitted state
         for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, key)
@@ -286,21 +305,44 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"The parties could not be set up: {failed}.")
         return ready
 
-    def _run_search(self, strategy, federation, table) -> np.ndarray:
+    def _run_search(self, strategy, federation, table, checkpoint, report, progress) -> np.ndarray:
         """The rounds of ``strategy``, then (if asked) the validation round of its
-        recommendation; every evaluation goes into ``table``. Returns the recommendation."""
+        recommendation; every evaluation goes into ``table``, every round into the checkpoint.
+        Returns the recommendation."""
+        replay = checkpoint.rounds if checkpoint is not None else None
+
         def record(round_, tasks, replies):
             self._check_replies(federation, tasks, replies)
             table.add(tasks, replies)
+            report(round_, tasks, replies)
+            if checkpoint is not None and round_ not in checkpoint.rounds:
+                checkpoint.save(round_, tasks, replies)
 
-        loop = run_rounds(strategy, federation, on_round=record)
+        kwargs = {"on_round": record, "replay": replay, "progress": progress}
+        loop = run_rounds(strategy, federation, **kwargs)
         recommended = strategy.recommend()
         if self._validate_recommendation and not table.complete(recommended):
             tasks = {p: EvaluateTask(recommended[None, :]) for p in range(federation.n_parties)}
-            run_rounds(OneRound(tasks), federation, start=loop.next_round, on_round=record)
+            run_rounds(OneRound(tasks), federation, start=loop.next_round, **kwargs)
         elif table.row_of(recommended) is None:
             table.add_unevaluated(recommended)  # predicted, not measured: NaN scores
         return recommended
+
+    def _open_checkpoint(self, space, federation, ready) -> Checkpoint | None:
+        """The checkpoint of this search (read back when it exists), or None."""
+        if self.checkpoint is None:
+            return None
+        seeded = isinstance(self.random_state, numbers.Integral) and not isinstance(self.random_state, bool)
+        if not seeded and not (self._seedless and self.random_state is None):
+            raise ValueError(f"The 'checkpoint' parameter of {type(self).__name__} needs an int random_state, so "
+                             f"that a resumed search repeats the interrupted one. Got "
+                             f"random_state={self.random_state!r} instead.")
+        params = {k: val for k, val in self.get_params(deep=False).items()
+                  if k not in ("n_jobs", "verbose", "pre_dispatch", "checkpoint")}
+        fingerprint = {"search": type(self).__name__, "params": params, "space": space,
+                       "parties": [[pid, ready[p].n_samples, ready[p].n_splits]
+                                   for p, pid in enumerate(federation.party_ids)]}
+        return Checkpoint(self.checkpoint, fingerprint)
 
     def _select_best(self, results, table, recommended, objective) -> dict:
         """``best_index_``, ``best_params_`` (and ``best_score_``): the recommendation, or the

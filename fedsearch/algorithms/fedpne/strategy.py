@@ -14,20 +14,19 @@ algorithms (PF-PNE) reuse it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+
 import numpy as np
 
 from ... import _validation as v
 from ..._random import as_generator
-from ...messages import EvaluateTask
 from ...strategy import Strategy, register_strategy
-from ..xarmed.nodes import PULLS, NodeStatistics, Phase, check_weights
+from ..xarmed.nodes import PULLS, NodeStatistics, Phase, check_weights, pull_task
 from ..xarmed.tree import Nodes, Partition
+from .privacy import ACCOUNTANTS, noise_for_target, paper_epsilon, party_epsilon
 
-__all__ = [
-    "FedPNEStrategy", "tau", "confidence_width", "eliminate", "spread",
-    "dp_noise_std",
-]
+__all__ = ["FedPNEStrategy", "tau", "confidence_width", "eliminate", "spread"]
 
 # --------------------------------------------------------------------------- formulas of the paper
 def _log_term(horizon: int, c1: float, delta: float) -> float:
@@ -70,6 +69,17 @@ def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
         return ~(upper >= means[best] - widths[best])
 
 
+def check_dp(owner: str, dp_noise, dp_epsilon, dp_delta) -> None:
+    """DP-Fed-PNE is asked for by a per-release noise or a party-level epsilon (not both), with
+    the party-level delta."""
+    if dp_noise is not None and dp_epsilon is not None:
+        raise ValueError(f"The 'dp_noise' parameter of {owner} must be None when dp_epsilon is given (the noise is "
+                         f"derived from the target). Got dp_noise={dp_noise!r} instead.")
+    if (dp_noise is not None or dp_epsilon is not None) and dp_delta is None:
+        raise ValueError(f"The 'dp_delta' parameter of {owner} must be a float in the range (0, 1) for "
+                         f"DP-Fed-PNE. Got None instead.")
+
+
 def spread(budget: int, n_nodes: int, rng: np.random.Generator) -> np.ndarray:
     """Pulls of a budget-truncated phase: ``budget`` spread evenly over ``n_nodes`` nodes, a seeded
     random subset of ``budget mod n_nodes`` nodes getting one more (all of them pulled when
@@ -77,12 +87,6 @@ def spread(budget: int, n_nodes: int, rng: np.random.Generator) -> np.ndarray:
     pulls = np.full(n_nodes, budget // n_nodes, dtype=np.int64)
     pulls[rng.permutation(n_nodes)[: budget % n_nodes]] += 1
     return pulls
-
-
-def dp_noise_std(epsilon: float, delta: float) -> float:
-    """``sigma = sqrt(2 log(1.25 / delta)) / epsilon``: the Gaussian mechanism of DP-Fed-PNE
-    (App. D.2, Theorem D.1)."""
-    return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
 
 # --------------------------------------------------------------------------- the strategy
@@ -97,11 +101,15 @@ class FedPNEStrategy(Strategy):
     15-17). ``h`` is the depth of the nodes of ``K^p`` (the text's "tau_h ... for each node on
     depth h"; the extra ``h = h + 1`` of Algorithm 2, line 4 would count one level too deep).
 
-    **Pull points.** The server draws the points (seeded) and sends the *same* points to every
-    party, so every point of a phase is evaluated by every party (complete ``cv_results_`` rows
-    and unbiased global means). ``pull="uniform"`` draws a uniformly random point of the node per
-    pull (Bubeck et al. 2011); ``pull="center"`` repeats the node's centre (Azar et al. 2014; the
-    choice of the regret analysis).
+    **Protocol.** A phase sends every party one
+    :class:`~fedsearch.algorithms.xarmed.tasks.PullTask`: the active nodes by ``(h, i)`` in the
+    shared tree and ``t`` per node; the party draws the points inside each node from the task's
+    seed, so every party pulls the *same* points (complete ``cv_results_`` rows and unbiased
+    global means), and replies one local mean per node (Algorithm 1, lines 5-9). One task object
+    serves all parties (encoded once). With ``share=True`` the party also sends its score of each
+    pulled point. ``pull="uniform"`` draws a uniformly random point of the node per pull (Bubeck
+    et al. 2011); ``pull="center"`` repeats the node's centre (Azar et al. 2014; the choice of the
+    regret analysis).
 
     **Budget.** ``n_iter`` is ``T``, the number of evaluations of each party, and is never
     exceeded. A phase that would need more than the remaining ``R`` pulls is cut to exactly
@@ -124,16 +132,19 @@ class FedPNEStrategy(Strategy):
     phase has a mean: then none is). When no party replies the phase is repeated (while budget
     remains).
 
-    **DP-Fed-PNE** (App. D.2). With ``dp_epsilon`` and ``dp_delta`` each *party* adds
-    independent Gaussian noise ``N(0, sigma^2)``, ``sigma^2 = 2 log(1.25 / dp_delta) /
-    dp_epsilon^2``, to every reward before replying (Algorithm 3, line 8; the server never sees a
-    clean reward). By Theorem D.1 the algorithm is then ``(epsilon, delta, M)``-federated
-    differentially private: the actions released after time ``t`` change by at most a factor
-    ``e^epsilon`` (plus ``delta``) when one reward of one party changes. This assumes rewards in
-    ``[0, 1]`` (sensitivity 1) and that each node's statistics are released once, which holds
-    here (a repeated phase after a round where every party failed re-pulls nodes whose first
-    pulls were never aggregated). The theory widens ``c`` to ``sqrt(4 + 16 sigma^2)``
-    (Lemma D.3); ``c`` is left as given.
+    **DP-Fed-PNE** (App. D.2). With ``dp_noise`` or ``dp_epsilon`` (and ``dp_delta``) each
+    party releases every node mean clipped to the reward range plus ``N(0, sigma^2)`` noise it
+    draws itself (Algorithm 3, line 8; the server never sees a clean value), once per distinct
+    quantity: a node mean that is the mean of configurations the party already released is
+    answered with the value already released, never with fresh noise. The guarantee is
+    accounted per party over *all* its releases (:mod:`~fedsearch.algorithms.fedpne.privacy`): a
+    release is a function of the party's whole dataset, so the releases compose. At most
+    ``n_iter`` node means are released per party (each costs at least one pull), plus the
+    validation of the recommendation by the search CV: ``dp_epsilon`` is met by the noise of
+    ``n_iter + 1`` releases, whatever the search does. ``epsilon()`` reports what the releases
+    actually made cost each party; ``release_epsilon_`` is the figure the paper states for one
+    release (Theorem D.1, ``sigma = sqrt(2 log(1.25 / delta)) / epsilon``, proven only below 1).
+    The theory widens ``c`` to ``sqrt(4 + 16 sigma^2)`` (Lemma D.3); ``c`` is left as given.
 
     Parameters
     ----------
@@ -157,8 +168,20 @@ class FedPNEStrategy(Strategy):
         Partition rule (see :class:`~fedsearch.algorithms.xarmed.tree.Partition`); binary.
     pull : {"uniform", "center"}, default="uniform"
         Where a pull evaluates the objective inside a node.
-    dp_epsilon, dp_delta : float or None, default=None
-        Privacy budget of DP-Fed-PNE; both or neither.
+    share : bool, default=False
+        Whether the parties also send their score of every pulled point (ignored under DP).
+    dp_noise : float or None, default=None
+        DP-Fed-PNE with this per-release noise ``sigma`` (on rewards in ``[0, 1]``); needs
+        ``dp_delta``.
+    dp_epsilon : float or None, default=None
+        DP-Fed-PNE with a party-level target: the noise is the smallest that keeps
+        ``n_iter + 1`` releases of each party ``(dp_epsilon, dp_delta)``-DP. Not with
+        ``dp_noise``.
+    dp_delta : float or None, default=None
+        The party-level ``delta`` of the guarantee.
+    dp_accountant : {"analytic", "pld", "rdp"}, default="analytic"
+        How releases compose: the analytic Gaussian mechanism (exact for Gaussian releases) or
+        ``dp-accounting``'s PLD or RDP accountant (the optional ``dp`` extra).
     weights : array-like of shape (n_parties,) or None, default=None
         Weights of the parties in the global means (e.g. their sample counts); None is the
         paper's plain mean ``f = (1/M) sum_m f_m``. ``b_{h,i}`` is kept as in the paper.
@@ -176,17 +199,21 @@ class FedPNEStrategy(Strategy):
         Evaluations asked of each party so far.
     noise_std_ : float
         ``sigma`` of the parties' DP noise (0 without DP).
+    releases_ : ndarray of int of shape (n_parties,)
+        Values each party was asked to release (node means with at least one pull).
+    release_epsilon_ : float or None
+        The per-release ``epsilon`` the paper states for ``noise_std_`` at ``dp_delta``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from fedsearch.messages import EvaluateReply
     >>> from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy
+    >>> from fedsearch.research.synthetic import FunctionParty, Objective
+    >>> party = FunctionParty(Objective(lambda X: 1 - (X[:, 0] - 0.3) ** 2, 1, "peak"))
     >>> strategy = FedPNEStrategy(n_dims=1, n_parties=3, n_iter=200, random_state=0)
     >>> round = 0
     >>> while (tasks := strategy.configure(round)) is not None:
-    ...     replies = {p: EvaluateReply(scores=1 - (task.points[:, 0] - 0.3) ** 2, n_samples=1)
-    ...                for p, task in tasks.items()}
+    ...     replies = {p: party.handle(task) for p, task in tasks.items()}
     ...     strategy.aggregate(round, replies)
     ...     round += 1
     >>> strategy.spent_
@@ -196,8 +223,8 @@ class FedPNEStrategy(Strategy):
     """
 
     def __init__(self, n_dims, n_parties, n_iter, *, nu1=1.0, rho=0.5, c=0.1, c1=1.0, delta=None,
-                 split="random", pull="uniform", dp_epsilon=None, dp_delta=None, weights=None,
-                 random_state=None):
+                 split="random", pull="uniform", share=False, dp_noise=None, dp_epsilon=None,
+                 dp_delta=None, dp_accountant="analytic", weights=None, random_state=None):
         owner = type(self).__name__
         for name, value in (("n_parties", n_parties), ("n_iter", n_iter)):
             v.check_value(owner, name, value, v.POSITIVE_INT)
@@ -206,17 +233,23 @@ class FedPNEStrategy(Strategy):
         v.check_value(owner, "rho", rho, v.OPEN_UNIT)
         v.check_value(owner, "delta", delta, v.OPEN_UNIT, v.NONE)
         v.check_value(owner, "pull", pull, v.options(*PULLS))
-        if (dp_epsilon is None) != (dp_delta is None):
-            raise ValueError("DP-Fed-PNE needs both dp_epsilon and dp_delta (or neither).")
-        if dp_epsilon is not None:
-            v.check_value(owner, "dp_epsilon", dp_epsilon, v.POSITIVE)
-            v.check_value(owner, "dp_delta", dp_delta, v.OPEN_UNIT)
+        v.check_value(owner, "dp_noise", dp_noise, v.POSITIVE, v.NONE)
+        v.check_value(owner, "dp_epsilon", dp_epsilon, v.POSITIVE, v.NONE)
+        v.check_value(owner, "dp_delta", dp_delta, v.OPEN_UNIT, v.NONE)
+        v.check_value(owner, "dp_accountant", dp_accountant, v.options(*ACCOUNTANTS))
+        check_dp(owner, dp_noise, dp_epsilon, dp_delta)
         self.n_parties, self.n_iter = int(n_parties), int(n_iter)
         self.weights = check_weights(owner, weights, self.n_parties)
         self.nu1, self.rho, self.c, self.c1 = float(nu1), float(rho), float(c), float(c1)
         self.delta = 1.0 / self.n_parties if delta is None else float(delta)
-        self.pull = pull
-        self.noise_std_ = 0.0 if dp_epsilon is None else dp_noise_std(dp_epsilon, dp_delta)
+        self.pull, self.share = pull, bool(share)
+        self.dp_delta, self.dp_accountant = dp_delta, dp_accountant
+        if dp_epsilon is not None:  # the whole budget: n_iter node means and one validation
+            self.noise_std_ = noise_for_target(dp_epsilon, dp_delta, self.n_iter + 1, dp_accountant)
+        else:
+            self.noise_std_ = 0.0 if dp_noise is None else float(dp_noise)
+        self.release_epsilon_ = paper_epsilon(self.noise_std_, dp_delta) if self.noise_std_ else None
+        self.releases_ = np.zeros(self.n_parties, dtype=np.int64)
         self._rng = as_generator(random_state)
         self.partition = Partition(n_dims, split=split, random_state=self._rng)
         self.phases_: list[Phase] = []
@@ -225,6 +258,7 @@ class FedPNEStrategy(Strategy):
         self._active = self.partition.root()  # K^1 = {(0, 1)}
         self._plan = None
         self._done = False
+        self._recommended = (None, None)  # (phases aggregated, recommended node)
 
     # ------------------------------------------------------------------ formulas bound to the parameters
     def tau(self, depth):
@@ -265,13 +299,7 @@ class FedPNEStrategy(Strategy):
         truncated = len(nodes) * t > remaining
         if truncated:  # the budget-truncated last phase (see the class docstring)
             pulls = spread(remaining, len(nodes), self._rng)
-        points = nodes.sample(pulls, self._rng, self.pull)
-        points.setflags(write=False)
-        seeds = (self._rng.integers(2**32, size=self.n_parties) if self.noise_std_ > 0
-                 else [None] * self.n_parties)
-        tasks = {p: EvaluateTask(points, noise_std=self.noise_std_,
-                                 seed=None if seeds[p] is None else int(seeds[p]))
-                 for p in range(self.n_parties)}
+        tasks = self._tasks(nodes, pulls)
         self.spent_ += int(pulls.sum())
         self._plan = {"round": round, "tasks": tasks, "nodes": nodes, "pulls": pulls,
                       "truncated": truncated}
@@ -282,7 +310,7 @@ class FedPNEStrategy(Strategy):
         if plan is None or plan["round"] != round:
             raise RuntimeError(f"aggregate({round}) without a matching configure({round}).")
         nodes, pulls = plan["nodes"], plan["pulls"]
-        stats = NodeStatistics.from_replies(replies, self.n_parties, pulls)
+        stats = NodeStatistics.from_replies(replies, self.n_parties, len(nodes))
         self.failures_.extend((round, p, msg) for p, msg in sorted(stats.failures.items()))
         means = stats.global_means(self.weights)
         widths = self.confidence_width(stats.n_pulls)
@@ -301,13 +329,48 @@ class FedPNEStrategy(Strategy):
             self._active = self.partition.children(nodes[~eliminated])
         # no party replied: K^p stays active and the phase is repeated
 
-    def recommend(self, party=None):
+    def _tasks(self, nodes: Nodes, pulls) -> dict:
+        """One :class:`PullTask` for every party (the same object), or under DP one per party,
+        each with its own noise seed; counts the releases."""
+        task = pull_task(self.partition, nodes, pulls, self._rng, self.pull, self.share)
+        if not self.noise_std_:
+            return dict.fromkeys(range(self.n_parties), task)
+        self.releases_ += int(np.count_nonzero(pulls))
+        seeds = self._rng.integers(2**63, size=self.n_parties)
+        return {p: dataclasses.replace(task, noise_std=self.noise_std_, noise_seed=int(seeds[p]), share=False,
+                                       clip=(0.0, 1.0))
+                for p in range(self.n_parties)}
+
+    def recommended_node(self) -> Nodes:
+        """The node whose centre :meth:`recommend` returns (no node before any reply)."""
+        if self._recommended[0] != len(self.phases_):  # once per phase, not once per party
+            self._recommended = (len(self.phases_), self._best_node())
+        return self._recommended[1]
+
+    def _best_node(self) -> Nodes:
         candidates = [ph for ph in self.phases_ if np.any(np.isfinite(ph.means))][-2:]
         if not candidates:
-            return np.full(self.partition.n_dims, 0.5)
+            return self.partition.root()[:0]
         lcb = np.concatenate([ph.means - ph.widths for ph in candidates])
-        centers = np.concatenate([ph.nodes.centers for ph in candidates])
-        return centers[int(np.nanargmax(lcb))].copy()
+        best = int(np.nanargmax(lcb))
+        for ph in candidates:
+            if best < len(ph.nodes):
+                return ph.nodes[[best]]
+            best -= len(ph.nodes)
+
+    def recommend(self, party=None):
+        node = self.recommended_node()
+        return node.centers[0].copy() if len(node) else np.full(self.partition.n_dims, 0.5)
+
+    def epsilon(self, extra_releases: int = 0) -> np.ndarray:
+        """The party-level ``epsilon`` at ``dp_delta`` of each party's releases so far (plus
+        ``extra_releases`` each), by ``dp_accountant``; None without DP."""
+        if not self.noise_std_:
+            return None
+        counts = self.releases_ + int(extra_releases)
+        values = {int(k): party_epsilon(self.noise_std_, int(k), self.dp_delta, self.dp_accountant)
+                  for k in np.unique(counts)}
+        return np.array([values[int(k)] for k in counts])
 
     @property
     def n_phases(self) -> int:

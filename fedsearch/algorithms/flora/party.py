@@ -22,17 +22,19 @@ class _SearchOutput:
     error: BaseException | None = None
 
 
-def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, seed) -> _SearchOutput:
+def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, seed, progress=None) -> _SearchOutput:
     """A party's local search (runs in one worker): ask, evaluate, tell (Algorithm 1, line 3).
 
     ``evaluate(point) -> summary`` is the party's :meth:`LocalObjective.evaluator`. A
     configuration proposed again is not re-evaluated (its summary is reused) but still counts as
-    one of the ``n_iter`` trials. ``factory(space, seed)`` builds the local searcher.
+    one of the ``n_iter`` trials. ``factory(space, seed)`` builds the local searcher;
+    ``progress`` (the unit's callbacks' task) gets one sub-task per trial.
     """
     trials, seen = [], {}
     try:
         searcher = factory(space, seed)
         for _ in range(n_iter):
+            trial = progress.child("trial").begin() if progress is not None else None
             u = space.canonical(searcher.ask())
             key = point_key(u)
             repeated = key in seen
@@ -41,6 +43,8 @@ def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, se
                 seen[key] = len(trials)
             failed = summary["test"] is None
             trials.append((u, summary, repeated))
+            if trial is not None:
+                trial.end()
             if failed and stop_on_error:
                 break
             searcher.tell(u, np.nan if failed else float(summary["test"][metric]))
@@ -60,7 +64,7 @@ def _units_local_search(party, task: LocalSearchTask) -> list[Unit]:
     return [Unit(run_local_search, (
         party.evaluator(task.seed), party.space, party.metric, party.error_score == "raise",
         local_search_factory(task.method), int(task.n_iter), task.seed,
-    ))]
+    ), task_name="local search", subtasks=int(task.n_iter))]
 
 
 def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSearchReply:

@@ -84,8 +84,9 @@ class LocalSearchReply(Reply):
     error: str | None = None
     kind: str | None = None
 
-    def as_evaluation(self) -> tuple[EvaluateTask, EvaluateReply]:
-        """The pairs as if the party had been sent them in an :class:`EvaluateTask`."""
+    def as_evaluation(self, task=None) -> tuple[EvaluateTask, EvaluateReply]:
+        """The pairs as if the party had been sent them in an :class:`EvaluateTask` (``task``,
+        the local search asked for, adds nothing)."""
         keys = [point_key(p) for p in self.points]
         cached = np.array([k in keys[:i] for i, k in enumerate(keys)], dtype=bool)
         reply = EvaluateReply(

@@ -39,7 +39,7 @@ class LevelOrderSearchCV(BanditSearchCV):
         Which dimension a box is halved along.
     pull : {"center", "uniform"}, default="center"
         Evaluate the box's centre (the paper) or a uniformly random configuration of it.
-""" + docs.join(BANDIT_PARAMS, "reward_bounds", "aggregate") + docs.common_params(exclude=("aggregate",)) + """
+""" + docs.join(BANDIT_PARAMS, "reward_bounds", "share_evaluations", "aggregate") + docs.common_params(exclude=("aggregate",)) + """
     Attributes
     ----------
 """ + docs.common_attributes() + docs.join(BANDIT_ATTRIBUTES, "strategy_") + """
@@ -66,21 +66,21 @@ class LevelOrderSearchCV(BanditSearchCV):
     _parameter_constraints = {**BanditSearchCV._parameter_constraints, "delta": [v.NONE, v.OPEN_UNIT]}
 
     def __init__(self, estimator, param_distributions, *, n_iter=100, nu1=1.0, rho=0.5, delta=None,
-                 split="random", pull="center", reward_bounds=None, scoring=None, n_jobs=None,
+                 split="random", pull="center", reward_bounds=None, share_evaluations=True, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan,
-                 return_train_score=False, random_state=None, aggregate="mean", final_fit="pooled"):
+                 return_train_score=False, random_state=None, aggregate="mean", final_fit="pooled", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_distributions = param_distributions
         self.n_iter = n_iter
         self.nu1, self.rho, self.delta = nu1, rho, delta
         self.split, self.pull = split, pull
-        self.reward_bounds = reward_bounds
+        self.reward_bounds, self.share_evaluations = reward_bounds, share_evaluations
 
     def _make_strategy(self, space, n_parties, weights, random_state):
         seed, weights = self._seed_and_weights(weights, random_state)
         return self._wrap(LevelOrderStrategy(
             space.n_dims, n_parties, self.n_iter, nu1=self.nu1, rho=self.rho, delta=self.delta,
-            split=self.split, pull=self.pull, weights=weights, random_state=seed), seed)
+            split=self.split, pull=self.pull, share=self.share_evaluations, weights=weights, random_state=seed), seed)

@@ -10,14 +10,14 @@ round (``O(log(mn))`` rounds, Theorem 2). The answer is the best node of the dee
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from ... import _validation as v
 from ..._random import as_generator
-from ...messages import EvaluateTask
 from ...strategy import Strategy, register_strategy
-from ..xarmed.nodes import PULLS, NodeStatistics, Phase, check_weights
+from ..xarmed.nodes import PULLS, NodeStatistics, Phase, check_weights, pull_task
 from ..xarmed.tree import Partition
 
 __all__ = ["LevelOrderStrategy", "level_pulls"]
@@ -38,15 +38,21 @@ def level_pulls(depth: int, n_nodes: int, *, n_parties: int, nu1: float, rho: fl
 class LevelOrderStrategy(Strategy):
     """The level-order parallel X-armed bandit (Algorithm 1 of Chen et al.) as a strategy.
 
-    Level ``h`` is one round: every party evaluates each node of ``S_h`` ``T_h`` times (the node's
-    centre, the paper's representative point ``x_{h,i}``), the server averages the local means
-    ``mu_{h,i} = (1/m) sum_j mu^j_{h,i}``, and expands into ``S_{h+1}`` the children of the nodes
-    with ``mu_{h,i} >= mu*_h - 3 nu1 rho^h``. Every party pulls the same points.
+    Level ``h`` is one round: every party gets one
+    :class:`~fedsearch.algorithms.xarmed.tasks.PullTask` naming the nodes of ``S_h`` and ``T_h``,
+    evaluates each node ``T_h`` times (the node's centre, the paper's representative point
+    ``x_{h,i}``) and communicates its mean rewards ``mu^j_{h,i}`` (Algorithm 1, "communicate mean
+    rewards"); the server averages them, ``mu_{h,i} = (1/m) sum_j mu^j_{h,i}``, and expands into
+    ``S_{h+1}`` the children of the nodes with ``mu_{h,i} >= mu*_h - 3 nu1 rho^h``. Every party
+    pulls the same points.
 
     The algorithm is anytime: with ``n_iter=None`` it never stops by itself (the caller ends the
-    round loop) and :meth:`recommend` is valid after any round. With ``n_iter`` it stops before
-    the first level whose ``|S_h| T_h`` pulls would exceed a party's remaining budget; a level is
-    never cut short, since the paper only uses a level once all its pulls are communicated.
+    round loop) and :meth:`recommend` is valid after any round. **Budget.** With ``n_iter`` the
+    paper's loop runs until the budget: a level whose ``|S_h| T_h`` pulls exceed a party's
+    remaining ``R`` is the last, pulled ``floor(R / |S_h|)`` times per node (the remainder rule:
+    the deepest level gets what is left; ``R mod |S_h|`` pulls stay unspent), and the search ends
+    when ``R < |S_h|``. A ``UserWarning`` says when the budget ended the search above depth 2
+    (the recommendation is then a box of half the cube or more).
 
     The recommendation is the centre of the node of highest mean at the deepest level evaluated
     (``x(n)`` of the paper), the same for every party; before any reply, the centre of the cube.
@@ -74,6 +80,8 @@ class LevelOrderStrategy(Strategy):
         covering tree.
     pull : {"center", "uniform"}, default="center"
         Evaluate the node's centre (the paper) or a uniformly random point of it per pull.
+    share : bool, default=False
+        Whether the parties also send their score of every pulled point.
     weights : array-like of shape (n_parties,) or None, default=None
         Weights of the players in the means (None: the paper's plain mean).
     random_state : int, numpy.random.Generator or None, default=None
@@ -91,13 +99,13 @@ class LevelOrderStrategy(Strategy):
 
     Examples
     --------
-    >>> from fedsearch.messages import EvaluateReply
     >>> from fedsearch.algorithms.levelorder.strategy import LevelOrderStrategy
+    >>> from fedsearch.research.synthetic import FunctionParty, Objective
+    >>> party = FunctionParty(Objective(lambda X: 1 - (X[:, 0] - 0.3) ** 2, 1, "peak"))
     >>> strategy = LevelOrderStrategy(n_dims=1, n_parties=4, n_iter=1000, random_state=0)
     >>> round = 0
     >>> while (tasks := strategy.configure(round)) is not None:
-    ...     replies = {p: EvaluateReply(scores=1 - (task.points[:, 0] - 0.3) ** 2, n_samples=1)
-    ...                for p, task in tasks.items()}
+    ...     replies = {p: party.handle(task) for p, task in tasks.items()}
     ...     strategy.aggregate(round, replies)
     ...     round += 1
     >>> strategy.spent_ <= 1000
@@ -107,7 +115,7 @@ class LevelOrderStrategy(Strategy):
     """
 
     def __init__(self, n_dims, n_parties, n_iter=None, *, nu1=1.0, rho=0.5, delta=None,
-                 split="random", pull="center", weights=None, random_state=None):
+                 split="random", pull="center", share=False, weights=None, random_state=None):
         owner = type(self).__name__
         v.check_value(owner, "n_parties", n_parties, v.POSITIVE_INT)
         v.check_value(owner, "n_iter", n_iter, v.POSITIVE_INT, v.NONE)
@@ -122,7 +130,7 @@ class LevelOrderStrategy(Strategy):
         if delta is None:
             delta = 0.05 if self.n_iter is None or self.n_iter < 2 else 1.0 / self.n_iter
         self.delta = float(delta)
-        self.pull = pull
+        self.pull, self.share = pull, bool(share)
         self._rng = as_generator(random_state)
         self.partition = Partition(n_dims, split=split, random_state=self._rng)
         self.levels_: list[Phase] = []
@@ -141,17 +149,21 @@ class LevelOrderStrategy(Strategy):
         if self._plan is not None and self._plan["round"] == round:
             return self._plan["tasks"]
         nodes = self._level
-        if self._done or not len(nodes):
+        t = self.level_pulls(int(nodes.depth[0]), len(nodes)) if len(nodes) else 0
+        if self.n_iter is not None and len(nodes):
+            remaining = self.n_iter - self.spent_
+            if len(nodes) * t > remaining:  # the remainder rule: the last level gets what is left
+                t, self._done = remaining // len(nodes), True
+        if self._done and not t or not len(nodes):
             self._done = True
-            return None
-        t = self.level_pulls(int(nodes.depth[0]), len(nodes))
-        if self.n_iter is not None and self.spent_ + len(nodes) * t > self.n_iter:
-            self._done = True
+            if self.n_iter is not None and self.depth_ < 2:
+                warnings.warn(f"The budget n_iter={self.n_iter} ended the level-order search at depth "
+                              f"{self.depth_} (depth 2 needs more pulls per party): the recommendation is "
+                              f"a box of half the space or more.", UserWarning, stacklevel=2)
             return None
         pulls = np.full(len(nodes), t, dtype=np.int64)
-        points = nodes.sample(pulls, self._rng, self.pull)
-        points.setflags(write=False)
-        tasks = {p: EvaluateTask(points) for p in range(self.n_parties)}
+        task = pull_task(self.partition, nodes, pulls, self._rng, self.pull, self.share)
+        tasks = dict.fromkeys(range(self.n_parties), task)
         self.spent_ += int(pulls.sum())
         self._plan = {"round": round, "tasks": tasks, "nodes": nodes, "pulls": pulls}
         return tasks
@@ -161,7 +173,7 @@ class LevelOrderStrategy(Strategy):
         if plan is None or plan["round"] != round:
             raise RuntimeError(f"aggregate({round}) without a matching configure({round}).")
         nodes, pulls = plan["nodes"], plan["pulls"]
-        stats = NodeStatistics.from_replies(replies, self.n_parties, pulls)
+        stats = NodeStatistics.from_replies(replies, self.n_parties, len(nodes))
         self.failures_.extend((round, p, msg) for p, msg in sorted(stats.failures.items()))
         if not stats.replied.any():  # nothing learnt: the level is repeated
             return
@@ -176,7 +188,7 @@ class LevelOrderStrategy(Strategy):
         with np.errstate(divide="ignore"):
             widths = np.sqrt(math.log(math.pi**2 * (h + 1) ** 2 * len(nodes) / (3 * self.delta))
                              / (2 * stats.n_pulls))
-        self.levels_.append(Phase(round, nodes, pulls, stats, means, widths, ~expand, False))
+        self.levels_.append(Phase(round, nodes, pulls, stats, means, widths, ~expand, self._done))
         if h >= self.partition.max_depth:
             self._done = True
         self._level = self.partition.children(nodes[expand]) if not self._done else nodes[:0]

@@ -31,10 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import _validation as v
-from ...messages import EvaluateTask
 from ...strategy import register_strategy
 from ..fedpne.strategy import FedPNEStrategy, eliminate, spread
-from ..xarmed.nodes import NodeStatistics, Phase
+from ..xarmed.nodes import NodeStatistics, Phase, pull_task
 from ..xarmed.tree import Nodes
 
 __all__ = ["PFPNEStrategy", "PersonalPhase", "transition_depth", "COLLABORATIVE", "PERSONAL"]
@@ -184,6 +183,8 @@ class PFPNEStrategy(FedPNEStrategy):
     pull : {"uniform", "center"}, default="uniform"
         Where a pull evaluates the objective inside a node (the paper's experiments use one
         fixed point per node, Remark 3.1: ``"center"``).
+    share : bool, default=False
+        Whether the parties also send their score of every pulled point.
     weights : array-like of shape (n_parties,) or None, default=None
         Weights of the parties in the global means; None is the paper's plain mean.
     random_state : int, numpy.random.Generator or None, default=None
@@ -214,14 +215,14 @@ class PFPNEStrategy(FedPNEStrategy):
     1 (``H0 = 1``); party 7 re-examines it alone and finds its own peak there:
 
     >>> import numpy as np
-    >>> from fedsearch.messages import EvaluateReply
     >>> from fedsearch.algorithms.pfpne.strategy import PFPNEStrategy
-    >>> peaks = [0.2] * 7 + [0.8]
+    >>> from fedsearch.research.synthetic import FunctionParty, Objective
+    >>> parties = [FunctionParty(Objective((lambda c: lambda X: 1 - np.abs(X[:, 0] - c))(c), 1, "peak"))
+    ...            for c in [0.2] * 7 + [0.8]]
     >>> strategy = PFPNEStrategy(1, 8, 400, nu1=0.2, gap=0.1, pull="center", random_state=0)
     >>> r = 0
     >>> while (tasks := strategy.configure(r)) is not None:
-    ...     replies = {p: EvaluateReply(scores=1 - np.abs(t.points[:, 0] - peaks[p]), n_samples=1)
-    ...                for p, t in tasks.items()}
+    ...     replies = {p: parties[p].handle(t) for p, t in tasks.items()}
     ...     strategy.aggregate(r, replies)
     ...     r += 1
     >>> strategy.h0, strategy.phases_[0].eliminated.tolist(), strategy.collaborative_rounds_
@@ -231,9 +232,9 @@ class PFPNEStrategy(FedPNEStrategy):
     """
 
     def __init__(self, n_dims, n_parties, n_iter, *, nu1=1.0, rho=0.5, c=0.1, c1=1.0, gap=0.01,
-                 delta=None, split="random", pull="uniform", weights=None, random_state=None):
+                 delta=None, split="random", pull="uniform", share=False, weights=None, random_state=None):
         super().__init__(n_dims, n_parties, n_iter, nu1=nu1, rho=rho, c=c, c1=c1, delta=delta,
-                         split=split, pull=pull, weights=weights, random_state=random_state)
+                         split=split, pull=pull, share=share, weights=weights, random_state=random_state)
         v.check_value(type(self).__name__, "gap", gap, v.interval(numbers.Real, 0, math.inf, closed="neither"))
         self.gap = float(gap)
         self.h0 = transition_depth(self.gap, nu1=self.nu1, rho=self.rho)
@@ -273,7 +274,7 @@ class PFPNEStrategy(FedPNEStrategy):
         # no global aggregation: each party's phase is judged on its own reply alone
         for m, pulls in plan["pulls"].items():
             state = self._parties[m]
-            stats = NodeStatistics.from_replies({0: replies.get(m)}, 1, pulls)
+            stats = NodeStatistics.from_replies({0: replies.get(m)}, 1, len(pulls))
             if not stats.replied[0]:  # the party stays at its depth (while its budget lasts)
                 self.failures_.append((round, m, stats.failures[0]))
                 continue
@@ -313,9 +314,7 @@ class PFPNEStrategy(FedPNEStrategy):
                 pulls = np.zeros(len(need), dtype=np.int64)
                 needy = np.flatnonzero(need)
                 pulls[needy] = spread(remaining, len(needy), state.rng)
-            points = state.nodes.sample(pulls, state.rng, self.pull)
-            points.setflags(write=False)
-            tasks[m] = EvaluateTask(points)
+            tasks[m] = pull_task(self.partition, state.nodes, pulls, state.rng, self.pull, self.share)
             state.spent += int(pulls.sum())
             pulls_of[m], truncated_of[m] = pulls, truncated
         if not tasks:

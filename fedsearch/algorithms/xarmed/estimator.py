@@ -56,6 +56,7 @@ class BanditSearchCV(BaseFederatedSearchCV):
         "pull": [v.options(*PULLS)],
         "reward_bounds": [v.NONE, _BOUNDS],
         "aggregate": [v.options("mean", "weighted")],
+        "share_evaluations": [v.BOOLEAN],
     }
 
     def _get_space(self):
@@ -125,6 +126,11 @@ BANDIT_PARAMS = docs.entries("""    reward_bounds : tuple (low, high) or None, d
         Range of the objective score, rescaled to ``(score - low) / (high - low)`` for the
         bandit (which assumes rewards in ``[0, 1]``). Needed for scorers not known to be
         bounded (``r2``, ``neg_*``, callables); ``fit`` raises before any work without it.
+    share_evaluations : bool, default=True
+        Whether each party also sends its score of every configuration it cross-validated
+        inside the nodes, so that ``cv_results_`` lists them all. False is the papers' protocol:
+        one mean per node and party crosses the boundary, and ``cv_results_`` holds only the
+        recommendation's validation.
     aggregate : {"mean", "weighted"}, default="mean"
         The global objective: the plain mean of the parties' scores (the paper's
         ``f = (1/M) sum_m f_m``) or their mean weighted by party size; it is both what the

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...messages import EvaluateReply
+from .tasks import PullReply, PullTask
 from .tree import Nodes
 
-__all__ = ["PULLS", "NodeStatistics", "Phase", "check_weights"]
+__all__ = ["PULLS", "NodeStatistics", "Phase", "check_weights", "pull_task"]
 
 #: how a node is pulled: a uniformly random point of its box, or its centre
 PULLS = ("uniform", "center")
@@ -23,8 +23,8 @@ class NodeStatistics:
     Attributes
     ----------
     sums, counts : ndarray of shape (n_parties, n_nodes)
-        Sum and number of the finite rewards of each party at each node (a NaN reward, a failed
-        evaluation, is not counted).
+        ``T_{m,h,i} mu_{m,h,i}`` and ``T_{m,h,i}``: each party's reported local mean times its
+        number of finite rewards, and that number (a failed evaluation is not counted).
     replied : ndarray of bool of shape (n_parties,)
         Whether the party sent a usable reply (no ``error``, the right number of scores).
     failures : dict of int to str
@@ -37,41 +37,35 @@ class NodeStatistics:
     failures: dict = field(default_factory=dict)
 
     @classmethod
-    def from_replies(cls, replies, n_parties: int, pulls_per_node) -> NodeStatistics:
-        """Collect the replies to one round in which every party pulled the same points.
+    def from_replies(cls, replies, n_parties: int, n_nodes: int) -> NodeStatistics:
+        """Collect the :class:`~fedsearch.algorithms.xarmed.tasks.PullReply` of each party to one
+        round: its local means ``mu_{m,h,i}`` and finite counts ``T_{m,h,i}`` of the round's nodes.
 
         Parameters
         ----------
-        replies : dict of int to EvaluateReply
+        replies : dict of int to PullReply
             Reply of each party; a missing party counts as failed.
-        n_parties : int
-        pulls_per_node : array-like of int of shape (n_nodes,)
-            The points of the task were ``pulls_per_node[0]`` points of node 0, then node 1...
+        n_parties, n_nodes : int
         """
-        pulls = np.asarray(pulls_per_node, dtype=np.int64)
-        n_points = int(pulls.sum())
-        scores = np.full((n_parties, n_points), np.nan)
+        sums = np.zeros((n_parties, n_nodes))
+        counts = np.zeros((n_parties, n_nodes), dtype=np.int64)
         replied = np.zeros(n_parties, dtype=bool)
         failures = {}
         for p in range(n_parties):
             reply = replies.get(p)
-            if not isinstance(reply, EvaluateReply):
-                failures[p] = f"no evaluation reply (got {type(reply).__name__})"
+            if not isinstance(reply, PullReply):
+                failures[p] = f"no pull reply (got {type(reply).__name__})"
             elif reply.error is not None:
                 failures[p] = str(reply.error)
-            elif np.shape(reply.scores) != (n_points,):
-                failures[p] = f"{np.size(reply.scores)} scores for {n_points} points"
+            elif np.shape(reply.means) != (n_nodes,) or np.shape(reply.counts) != (n_nodes,):
+                failures[p] = f"{np.size(reply.means)} means for {n_nodes} nodes"
             else:
-                scores[p] = reply.scores
+                n = np.asarray(reply.counts, dtype=np.int64)
+                mean = np.asarray(reply.means, dtype=float)
+                ok = (n > 0) & np.isfinite(mean)
+                counts[p] = np.where(ok, n, 0)
+                sums[p] = np.where(ok, mean * n, 0.0)
                 replied[p] = True
-        finite = np.isfinite(scores)
-        sums = np.zeros((n_parties, len(pulls)))
-        counts = np.zeros((n_parties, len(pulls)), dtype=np.int64)
-        pulled = pulls > 0
-        if n_points:
-            starts = np.concatenate([[0], np.cumsum(pulls)[:-1]])[pulled]
-            sums[:, pulled] = np.add.reduceat(np.where(finite, scores, 0.0), starts, axis=1)
-            counts[:, pulled] = np.add.reduceat(finite.astype(np.int64), starts, axis=1)
         return cls(sums, counts, replied, failures)
 
     @property
@@ -136,3 +130,10 @@ def check_weights(owner: str, weights, n_parties: int):
         raise ValueError(f"The 'weights' parameter of {owner} must be {n_parties} positive numbers (one per "
                          f"party). Got {weights!r} instead.")
     return w
+
+
+def pull_task(partition, nodes: Nodes, counts, rng: np.random.Generator, pull: str, share: bool) -> PullTask:
+    """The task of one round: pull ``counts[j]`` times each node of ``nodes`` (one depth), at
+    points drawn from a fresh seed of ``rng`` (the same points at every party that gets it)."""
+    return PullTask(tree=(partition.n_dims, partition.split, partition.seed), depth=int(nodes.depth[0]),
+                    index=nodes.index, counts=counts, draw_seed=int(rng.integers(2**63)), pull=pull, share=share)

@@ -6,8 +6,9 @@ import dataclasses
 
 import numpy as np
 
-from ...messages import EvaluateReply, EvaluateTask
 from ...strategy import Strategy
+from .nodes import pull_task
+from .tasks import PullReply, PullTask
 
 __all__ = ["RewardAdapter"]
 
@@ -15,42 +16,60 @@ __all__ = ["RewardAdapter"]
 class RewardAdapter(Strategy):
     """Stands between a search CV and its bandit.
 
-    - Passes the bandit ``(score - low) / (high - low)`` instead of the party's score, and scales
-      a DP task's noise by ``high - low`` on the party's side, so that the rescaled reward carries
-      exactly the bandit's ``sigma`` (sensitivity 1 on the rescaled scale).
-    - Under DP, ends with one more round in which every party evaluates the recommendation with
-      the same noise: the recommendation is then in ``cv_results_`` and the search CV does not
-      need its (noise-free) validation round, so no clean score leaves a party.
+    - Passes the bandit ``(mean - low) / (high - low)`` instead of the party's node mean, and,
+      under DP, has the party clip each released mean to ``[low, high]`` and scales the noise
+      by ``high - low``, so that the rescaled release is a value of ``[0, 1]`` plus exactly the
+      bandit's ``sigma`` (sensitivity 1 on the rescaled scale).
+    - Under DP, ends with one more round in which every party releases its score of the
+      recommendation (the centre of the recommended node, pulled once, with the same noise and
+      clipping; a party that released that configuration already answers with the same value):
+      the recommendation is then in ``cv_results_`` and the search CV does not need its
+      (noise-free) validation round, so no clean score leaves a party.
+
+    Attributes
+    ----------
+    validated_ : bool
+        Whether the DP validation round ran (one more release of every party).
     """
 
     def __init__(self, strategy, bounds, seed: int):
         self.strategy = strategy
         self.low, self.scale = float(bounds[0]), float(bounds[1] - bounds[0])
+        self.clip = (self.low, float(bounds[1]))
         self.noise_std = getattr(strategy, "noise_std_", 0.0) * self.scale
         self._rng = np.random.default_rng([seed, 1])
         self._validation_round = None
+        self.validated_ = False
+
+    def _private(self, task):
+        if isinstance(task, PullTask) and task.noise_std:
+            return dataclasses.replace(task, noise_std=self.noise_std, clip=self.clip)
+        return task
 
     def configure(self, round):
         if self._validation_round is not None:
             return None
         tasks = self.strategy.configure(round)
         if tasks is not None:
-            return {p: dataclasses.replace(t, noise_std=t.noise_std * self.scale) if t.noise_std else t
-                    for p, t in tasks.items()}
+            return tasks if not self.noise_std else {p: self._private(t) for p, t in tasks.items()}
         if not self.noise_std:
             return None
         self._validation_round = round
-        point = self.strategy.recommend()[None, :]
-        seeds = self._rng.integers(2**32, size=self.strategy.n_parties)
-        return {p: EvaluateTask(point, noise_std=self.noise_std, seed=int(seed))
+        node = self.strategy.recommended_node()
+        if not len(node):
+            node = self.strategy.partition.root()
+        task = pull_task(self.strategy.partition, node, [1], self._rng, "center", share=False)
+        seeds = self._rng.integers(2**63, size=self.strategy.n_parties)
+        return {p: dataclasses.replace(task, noise_std=self.noise_std, noise_seed=int(seed), clip=self.clip)
                 for p, seed in enumerate(seeds)}
 
     def aggregate(self, round, replies):
         if round == self._validation_round:
+            self.validated_ = True
             return
         self.strategy.aggregate(round, {
-            p: dataclasses.replace(r, scores=(np.asarray(r.scores) - self.low) / self.scale)
-            if isinstance(r, EvaluateReply) and r.error is None else r
+            p: dataclasses.replace(r, means=(np.asarray(r.means) - self.low) / self.scale)
+            if isinstance(r, PullReply) and r.error is None else r
             for p, r in replies.items()})
 
     def recommend(self, party=None):

@@ -151,6 +151,14 @@ class Partition:
         # the deepest depth whose 1-based indices k**h still fit in int64
         self.max_depth = int(np.floor(62 / np.log2(self.k)))
 
+    @classmethod
+    def from_seed(cls, n_dims: int, split: str, seed: int, k: int = 2) -> Partition:
+        """The partition whose random splits hash ``seed`` (a party rebuilds the server's tree
+        from ``(n_dims, split, seed)``: the shared tree of a :class:`~fedsearch.algorithms.xarmed.tasks.PullTask`)."""
+        tree = cls(n_dims, split=split, k=k)
+        tree.seed = int(seed)
+        return tree
+
     def root(self) -> Nodes:
         """The node ``(0, 1)``: the whole cube."""
         d = self.n_dims
@@ -191,6 +199,26 @@ class Partition:
         depth = np.repeat(nodes.depth + 1, k)
         index = (k * (nodes.index[:, None] - 1) + 1 + c[None, :]).ravel()
         return Nodes(depth, index, lower, upper)
+
+    def nodes(self, h: int, index) -> Nodes:
+        """The nodes ``(h, i)`` for every ``i`` of ``index``, found by walking down from the root
+        together (vectorised: ``h`` steps over all of them)."""
+        index = np.asarray(index, dtype=np.int64).reshape(-1)
+        if not 0 <= h <= self.max_depth or (len(index) and (index.min() < 1 or index.max() > self.k**h)):
+            raise ValueError(f"There are no nodes {index.tolist()} at depth {h} of a {self.k}-ary partition.")
+        n, d, k = len(index), self.n_dims, self.k
+        current = Nodes(np.zeros(n, np.int64), np.ones(n, np.int64), np.zeros((n, d)), np.ones((n, d)))
+        rows = np.arange(n)
+        for g in range(h):
+            child = ((index - 1) // k ** (h - g - 1)) % k  # which of its k children leads to (h, i)
+            dims = self.split_dims(current)
+            lo, hi = current.lower[rows, dims], current.upper[rows, dims]
+            width = hi - lo
+            lower, upper = current.lower.copy(), current.upper.copy()
+            lower[rows, dims] = lo + width * child / k
+            upper[rows, dims] = np.where(child == k - 1, hi, lo + width * (child + 1) / k)
+            current = Nodes(current.depth + 1, k * (current.index - 1) + 1 + child, lower, upper)
+        return current
 
     def node(self, h: int, i: int) -> Nodes:
         """The single node ``(h, i)``, found by walking down from the root."""
