@@ -187,8 +187,8 @@ def test_the_table_is_complete(cancer):
     assert len(_grid(cancer)) == N_ROWS
 
 
-LATE = [  # refusals that need the parties' scores: fits run, the old state is kept
-    "inf in a regression target", "unfrozen distribution", "reward_bounds", "flora finite loss",
+LATE = [  # refusals of other estimators and targets; those that need scores let fits run
+    "n_iter", "inf in a regression target", "unfrozen distribution", "reward_bounds", "flora finite loss",
     "nothing succeeded in every party",
 ]
 
@@ -199,6 +199,11 @@ def test_other_refusals_keep_the_old_state(cancer, name):
     y_inf = y.copy()
     y_inf[7] = np.inf
     space = {"alpha": loguniform(0.1, 10)}
+    if name == "n_iter":
+        search = FederatedRandomizedSearchCV(CountingRidge(), space, n_iter=2, cv=3, random_state=0)
+        return assert_refused(search, ((X, y), {}), dict(n_iter=0), ((X, y), {}), ValueError,
+                              r"The 'n_iter' parameter of FederatedRandomizedSearchCV must be an int in the "
+                              r"range \[1, inf\). Got 0 instead.")
     if name == "inf in a regression target":  # refused up front, like NaN
         search = FederatedGridSearchCV(CountingRidge(), {"alpha": [1.0]}, cv=3)
         return assert_refused(search, ((X, y), {}), None, ((X, y_inf), {}), ValueError,
@@ -359,3 +364,23 @@ def test_per_party_lists_of_lists_are_per_party_datasets(cancer):
         [x.tolist() for x in Xs], [t.tolist() for t in ys])
     assert lists.party_sizes_ == arrays.party_sizes_ == {0: 120, 1: 120}
     np.testing.assert_allclose(lists.cv_results_["mean_test_score"], arrays.cv_results_["mean_test_score"])
+
+
+class _PointsAtTheLast(FederatedGridSearchCV):
+    """A grid search whose strategy recommends its last candidate, whatever the scores (as a
+    surface's arg-min or a level's centre may point at a configuration that then fails)."""
+
+    def _make_strategy(self, space, n_parties, weights, random_state):
+        strategy = super()._make_strategy(space, n_parties, weights, random_state)
+        strategy.recommend = lambda party=None: strategy.candidates[-1].copy()
+        return strategy
+
+
+def test_a_recommendation_that_failed_is_replaced_by_the_best_that_succeeded(cancer):
+    Xs, ys = _shifted(cancer)
+    search = _PointsAtTheLast(FailsAtShiftedParty(), {"C": [0.1, 1.0, 10]}, cv=3)
+    with pytest.warns(FitFailedWarning, match="1 of 3 configurations failed in party 1"):
+        search.fit(Xs, ys)
+    res = search.cv_results_
+    assert res["n_failed_parties"].tolist() == [0, 0, 1]
+    assert search.best_index_ == int(np.nanargmax(res["mean_test_score"][:2])) and search.best_params_["C"] < 10

@@ -7,6 +7,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import cross_val_score
 
 from fedsearch import presets
+from fedsearch.searchcv._inputs import check_estimator_params
 
 
 def _bounds(space):
@@ -57,10 +58,18 @@ def test_mlp_space_default_and_fixed_settings():
 def test_default_and_space_points_are_accepted_by_the_estimator(name, scaled, cancer):
     estimator, space, default = presets.get(name, scaled=scaled)
     X, y = cancer
-    clone(estimator).set_params(**default)
-    est = clone(estimator).set_params(**space.to_params(np.full(space.n_dims, 0.2)))
+    point = space.to_params(np.full(space.n_dims, 0.2))
+    for params in (default, point):
+        est = clone(estimator).set_params(**params)
+        assert {k: est.get_params()[k] for k in params} == params
+        # scikit-learn's own parameter validation (what fit runs first) accepts every value
+        for part in [est, *(v for v in est.get_params().values() if hasattr(v, "_parameter_constraints"))]:
+            part._validate_params()
+    check_estimator_params(estimator, space, "the preset")  # every listed value, every median
     if name == "hgb":  # the cheapest to fit for real
+        est = clone(estimator).set_params(**point)
         est.set_params(**{k: 10 for k in est.get_params() if k.endswith("max_iter")}).fit(X, y)
+        assert est.predict(X).shape == y.shape
 
 
 def test_scaled_preset_standardises_inside_each_fit():

@@ -185,7 +185,8 @@ def test_function_party_rejects_bad_points():
         with pytest.raises(ValueError, match=why):
             party.units(EvaluateTask(np.array(points)))
         reply = party.handle(EvaluateTask(np.array(points)))  # what goes back: an error, as data
-        assert isinstance(reply, ErrorReply) and reply.kind == "ValueError" and why in reply.error
+        assert isinstance(reply, ErrorReply) and reply.kind == "task" and reply.error.startswith("ValueError: ")
+        assert why not in reply.error and why in party.errors_[-1]["message"]  # kept at the party
 
 
 def test_function_parties_through_the_federation():

@@ -23,9 +23,10 @@ __all__ = ["LocalObjective", "Summary", "empty_summary"]
 Summary = dict
 
 
-def empty_summary(error: str | None = None) -> Summary:
-    """The summary of a failed evaluation."""
-    return {"test": None, "std": None, "train": None, "error": error, "fit_time": 0.0, "score_time": 0.0}
+def empty_summary() -> Summary:
+    """The summary of a failed evaluation (the party fills in ``"error"``: see
+    :meth:`~fedsearch.party.base.BaseParty.checked`)."""
+    return {"test": None, "std": None, "train": None, "error": None, "fit_time": 0.0, "score_time": 0.0}
 
 
 @runtime_checkable

@@ -92,13 +92,24 @@ class ResultsTable:
                 out.setdefault(p, []).append((row, cell["kind"], cell["error"]))
         return out
 
-    def succeeded(self) -> np.ndarray:
-        """Boolean mask of the rows that every party evaluated without a failure."""
-        ok = np.zeros(self.n_rows, dtype=bool)
+    def outcome(self) -> tuple[np.ndarray, np.ndarray]:
+        """Boolean masks of the rows: (evaluated by every party, failed in some party)."""
+        complete, failed = np.zeros(self.n_rows, dtype=bool), np.zeros(self.n_rows, dtype=bool)
         for row in range(self.n_rows):
             cells = [self._cells.get((row, p)) for p in range(len(self.party_ids))]
-            ok[row] = all(c is not None and c["error"] is None for c in cells)
-        return ok
+            complete[row] = all(c is not None for c in cells)
+            failed[row] = any(c is not None and c["error"] is not None for c in cells)
+        return complete, failed
+
+    def nothing_succeeded(self) -> bool:
+        """Whether no configuration succeeded in every party: a party failed every configuration
+        it evaluated, or every configuration that all parties evaluated failed in one of them."""
+        complete, failed = self.outcome()
+        tried, lost = np.zeros(len(self.party_ids), dtype=int), np.zeros(len(self.party_ids), dtype=int)
+        for (_, p), cell in self._cells.items():
+            tried[p] += 1
+            lost[p] += cell["error"] is not None
+        return bool(np.any((tried > 0) & (lost == tried)) or (complete.any() and not np.any(complete & ~failed)))
 
     def split_scores(self, metric: str, part: str = "test") -> np.ndarray:
         """Array (n_splits of every party, n_rows) of the folds' scores, party after party

@@ -354,12 +354,12 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
                                 f"(0 .. {table.n_rows - 1}). Got {best!r}.")
             return {"best_index_": int(best), "best_params_": results["params"][int(best)]}
         best = table.row_of(recommended)
-        succeeded = table.succeeded()
-        if not succeeded[best]:
+        complete, failed = table.outcome()
+        if failed[best]:
             # a configuration that failed in any party is never the answer: the best of those
-            # that succeeded in every party is (the strategy's surface or level may point elsewhere)
-            scores = np.where(succeeded, results[f"mean_test_{objective}"], np.nan)
-            best = int(np.nanargmax(scores)) if np.any(np.isfinite(scores)) else int(np.argmax(succeeded))
+            # that succeeded in every party is (a surface's arg-min or a level's centre may fail)
+            scores = np.where(complete & ~failed, results[f"mean_test_{objective}"], np.nan)
+            best = int(np.nanargmax(scores))
         return {"best_index_": best, "best_params_": results["params"][best],
                 "best_score_": float(results[f"mean_test_{objective}"][best])}
 
@@ -370,7 +370,7 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         if not failures:
             return
         total = table.n_rows
-        if not table.succeeded().any():
+        if table.nothing_succeeded():
             details = "; ".join(f"party {party_ids[p]!r}: {errs[0][1]} ({errs[0][2]})"
                                 for p, errs in failures.items())
             raise ValueError(f"No configuration succeeded in every party ({total} tried), so there is "

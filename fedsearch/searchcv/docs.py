@@ -37,8 +37,12 @@ _PARAMS_TEXT = """
     pre_dispatch : int or str, default="2*n_jobs"
         As in joblib's ``Parallel``.
     error_score : "raise" or float, default=np.nan
-        The score of a configuration whose fit fails in a party (a warning names the party);
-        ``"raise"`` raises the error with the party named.
+        The score, in ``cv_results_``, of a configuration whose fit fails in a party (a warning
+        names the party and the error's kind); such a configuration is never recommended, and
+        ``fit`` raises when no configuration succeeded in every party. ``"raise"`` raises at the
+        first failure, with the party named. A failure crosses the party boundary as its kind
+        and exception type only (its message may quote the party's data): the full message
+        stays in the party's ``errors_`` and log unless the party shares it.
     return_train_score : bool, default=False
         Also report training scores.
     random_state : int, RandomState instance or None, default=None
@@ -65,11 +69,16 @@ _PARAMS_TEXT = """
 _ATTRIBUTES_TEXT = """
     cv_results_ : dict of ndarray
         One row per configuration, loadable by ``pandas.DataFrame``: ``params``, masked
-        ``param_<name>``, ``mean_test_<metric>`` (the federation's score, see ``aggregate``),
-        ``std_test_<metric>`` (spread of the parties' scores), ``rank_test_<metric>``,
-        ``party_<id>_test_<metric>`` (each party's mean CV score), ``mean_fit_time``,
-        ``std_fit_time``, ``mean_score_time``, ``std_score_time`` (per fold, over parties),
-        ``n_failed_parties``, and the ``train`` columns with ``return_train_score``.
+        ``param_<name>``, ``split<k>_test_<metric>`` (every party's folds, party after party),
+        ``mean_test_<metric>`` (the federation's score, see ``aggregate``),
+        ``std_test_<metric>`` (the spread over all those folds: with one party, exactly
+        ``GridSearchCV``'s), ``rank_test_<metric>``, ``party_<id>_test_<metric>`` (each party's
+        mean CV score), ``party_<id>_std_test_<metric>`` (its spread over its own folds),
+        ``std_across_parties_test_<metric>`` (the spread of the parties' means),
+        ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``, ``std_score_time`` (per fold,
+        over parties), ``n_failed_parties``, and the ``train`` columns with
+        ``return_train_score``. With one party, every column of ``GridSearchCV`` is there with
+        its values.
     best_estimator_ : estimator
         The final model (see ``final_fit``); absent when ``refit=False`` or ``final_fit=None``.
     best_score_ : float

@@ -21,6 +21,7 @@ from ...searchcv import BaseFederatedSearchCV, docs
 from ...space import SearchSpace
 from .nodes import PULLS
 from .reward import RewardAdapter
+from .tasks import PullReply
 from .tree import SPLIT_RULES
 
 __all__ = ["BanditSearchCV", "BOUNDED_SCORERS", "BANDIT_PARAMS", "BANDIT_ATTRIBUTES"]
@@ -105,9 +106,10 @@ class BanditSearchCV(BaseFederatedSearchCV):
             return
         low, high = self.reward_bounds
         for p, reply in replies.items():
-            if not isinstance(reply, EvaluateReply) or reply.error is not None or getattr(tasks[p], "noise_std", 0):
-                continue
-            scores = np.asarray(reply.scores, dtype=float)
+            if not isinstance(reply, (PullReply, EvaluateReply)) or reply.error is not None \
+                    or getattr(tasks[p], "noise_std", 0):
+                continue  # a DP release may leave the bounds by its noise
+            scores = np.asarray(reply.means if isinstance(reply, PullReply) else reply.scores, dtype=float)
             outside = np.isfinite(scores) & ((scores < low) | (scores > high))
             if outside.any():
                 raise ValueError(
