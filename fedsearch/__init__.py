@@ -7,6 +7,7 @@ in :mod:`fedsearch.algorithms`, research tools (synthetic objectives, ``simulate
 """
 
 from .algorithms.candidates import FederatedGridSearchCV, FederatedRandomizedSearchCV
+from .algorithms.dpftsde import DPFTSDESearchCV
 from .algorithms.fedpne import FedPNESearchCV
 from .algorithms.flora import FLoRASearchCV
 from .algorithms.levelorder import LevelOrderSearchCV
@@ -16,6 +17,7 @@ from .space import SearchSpace
 __version__ = "0.1.0"
 
 __all__ = [
+    "DPFTSDESearchCV",
     "FedPNESearchCV",
     "FederatedGridSearchCV",
     "FederatedRandomizedSearchCV",

@@ -38,7 +38,7 @@ import numpy as np
 
 __all__ = [
     "Task", "Reply", "EvaluateTask", "EvaluateReply", "FitTask", "FitReply", "SetupTask", "SetupReply", "ErrorReply",
-    "message", "encode", "decode", "message_size", "TRUSTED_MODULES",
+    "message", "encode", "decode", "jsonable", "message_size", "TRUSTED_MODULES", "ERROR_KINDS", "public_error",
 ]
 
 _REGISTRY: dict[str, type] = {}
@@ -78,9 +78,43 @@ class Task:
 
 
 class Reply:
-    """A party's answer to a task. ``error`` is set (a message) when the whole task failed."""
+    """A party's answer to a task. ``error`` is set (a message) when the whole task failed, and
+    ``kind`` (one of :data:`ERROR_KINDS`) says what failed."""
 
     error: str | None
+
+
+#: What can fail at a party, each with the fixed text that crosses the boundary in its place:
+#: a party's exception message may quote its data (an unknown category, a value out of range),
+#: so a reply carries only the exception's type and this text (:func:`public_error`).
+ERROR_KINDS = {
+    "fit": "fitting or scoring the configuration failed at the party",
+    "score": "a scorer returned a non-finite score at the party",
+    "task": "the party could not run the task",
+    "final_fit": "the final fit failed at the party",
+    "local_search": "the party's local search failed",
+}
+
+
+def public_error(exc: BaseException, kind: str, share: bool = False) -> str:
+    """The message of ``exc`` that may cross the party boundary.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The party's exception.
+    kind : str
+        What failed, a key of :data:`ERROR_KINDS`.
+    share : bool, default=False
+        Whether the party opted in to share its full messages (then ``"Type: message"``).
+
+    Returns
+    -------
+    str
+        ``"<exception type>: <the fixed text of kind>"``, which cannot hold a data value.
+    """
+    detail = str(exc) if share else f"{ERROR_KINDS[kind]} (the party keeps the message)"
+    return f"{type(exc).__name__}: {detail}"
 
 
 @message
@@ -119,6 +153,7 @@ class SetupReply(Reply):
     n_samples: int
     n_splits: int
     error: str | None = None
+    kind: str | None = None
 
 
 @message
@@ -157,7 +192,7 @@ class EvaluateReply(Reply):
     ----------
     scores : ndarray of shape (n_points,)
         The objective: the party's mean CV score of each point (higher is better), NaN where the
-        evaluation failed and ``error_score`` is NaN.
+        evaluation failed (whatever ``error_score``, which fills ``test_scores``).
     test_scores, train_scores : dict of str to ndarray of shape (n_points,)
         Mean test (train) score of each metric; ``train_scores`` is empty unless asked.
     std_scores : dict of str to ndarray of shape (n_points,)
@@ -166,8 +201,14 @@ class EvaluateReply(Reply):
         Mean seconds per fold (0 for cached configurations).
     n_samples : int
         The party's number of samples (for weighted aggregation).
+    split_scores : dict of str to ndarray of shape (n_points, n_splits)
+        The test score of each of the party's folds (empty under differential privacy).
+    split_train_scores : dict of str to ndarray of shape (n_points, n_splits)
+        The train score of each fold; empty unless asked.
     errors : tuple of str or None
-        One entry per point: the failure message, or None.
+        One entry per point: the failure's data-free message (:func:`public_error`), or None.
+    error_kinds : tuple of str or None
+        One entry per point: the kind of the failure (a key of :data:`ERROR_KINDS`), or None.
     cached : ndarray of bool of shape (n_points,)
         Whether the party answered from its cache (no new fit).
     """
@@ -179,9 +220,13 @@ class EvaluateReply(Reply):
     train_scores: dict = field(default_factory=dict)
     fit_time: np.ndarray | None = None
     score_time: np.ndarray | None = None
+    split_scores: dict = field(default_factory=dict)
+    split_train_scores: dict = field(default_factory=dict)
     errors: tuple = ()
+    error_kinds: tuple = ()
     cached: np.ndarray | None = None
     error: str | None = None
+    kind: str | None = None
 
 
 @message
@@ -200,14 +245,16 @@ class FitReply(Reply):
     n_samples: int
     fit_time: float = 0.0
     error: str | None = None
+    kind: str | None = None
 
 
 @message
 class ErrorReply(Reply):
-    """A party could not answer a task at all: the kind of the error and its message."""
+    """A party could not answer a task at all: the kind of the error (a key of
+    :data:`ERROR_KINDS`) and its data-free message (:func:`public_error`)."""
 
     error: str
-    kind: str = "Exception"
+    kind: str = "task"
 
 
 # --------------------------------------------------------------------------- serialisation
@@ -345,6 +392,12 @@ def _from_json(obj: Any) -> Any:
         raise TypeError(f"A {obj['__unencodable__']} was not encoded and cannot be decoded.")
     cls = _REGISTRY[obj["__message__"]]
     return cls(**{k: _from_json(v) for k, v in obj.items() if k != "__message__"})
+
+
+def jsonable(obj, strict: bool = True):
+    """``obj`` as the plain JSON data :func:`encode` writes. With ``strict=False``, what no wire
+    could carry is replaced by its type name instead of raising."""
+    return _to_json(obj, strict)
 
 
 def encode(msg) -> bytes:

@@ -170,6 +170,12 @@ class Integer(Dimension):
 
 
 def _check_distribution(name: str, dist: Any) -> None:
+    if isinstance(dist, (stats.rv_continuous, stats.rv_discrete)):  # the class, not frozen
+        raise TypeError(
+            f"The distribution of parameter {name!r} must be a frozen scipy.stats distribution, "
+            f"with its arguments (e.g. scipy.stats.{dist.name}(...)). Got the unfrozen "
+            f"scipy.stats.{dist.name} instead."
+        )
     missing = [m for m in ("rvs", "ppf", "cdf") if not callable(getattr(dist, m, None))]
     if missing:
         raise TypeError(

@@ -91,7 +91,8 @@ class RoundLoop:
 
 
 def run_rounds(strategy: Strategy, federation, *, start: int = 0, budget: int | None = None,
-               on_round: Callable[[int, dict, dict], None] | None = None) -> RoundLoop:
+               on_round: Callable[[int, dict, dict], None] | None = None,
+               replay: Mapping[int, tuple[dict, dict]] | None = None, progress=None) -> RoundLoop:
     """Drive ``strategy`` through ``federation`` until it configures None.
 
     Parameters
@@ -106,6 +107,12 @@ def run_rounds(strategy: Strategy, federation, *, start: int = 0, budget: int | 
         that asks for more raises ``RuntimeError`` before the round runs.
     on_round : callable or None, default=None
         ``on_round(round, tasks, replies)``, called after each round, before ``aggregate``.
+    replay : mapping or None, default=None
+        ``{round: (tasks, replies)}`` recorded by an earlier run of the same search (a
+        checkpoint): those rounds are not sent; the strategy is fed the recorded replies, after
+        checking that it asks for the recorded tasks.
+    progress : Progress or None, default=None
+        The callbacks' context of the search; each round is a sub-task of it.
 
     Returns
     -------
@@ -128,7 +135,15 @@ def run_rounds(strategy: Strategy, federation, *, start: int = 0, budget: int | 
                 if spent[p] > budget:
                     raise RuntimeError(f"{type(strategy).__name__} asked party {p} for {spent[p]} evaluations "
                                        f"by round {round_}; its budget is n_iter={budget}.")
-        replies = federation.run_round(round_, tasks)
+        if replay is not None and round_ in replay:
+            replies = _replayed(strategy, round_, tasks, replay[round_])
+            federation.replay_round(round_, tasks, replies)
+        else:
+            step = progress.child("round", max_subtasks=len(tasks), sequential_subtasks=False).begin() \
+                if progress is not None else None
+            replies = federation.run_round(round_, tasks, progress=step)
+            if step is not None:
+                step.end()
         if on_round is not None:
             on_round(round_, tasks, replies)
         t0 = time.perf_counter()
@@ -136,3 +151,14 @@ def run_rounds(strategy: Strategy, federation, *, start: int = 0, budget: int | 
         server += time.perf_counter() - t0
         round_ += 1
     return RoundLoop(round_, server)
+
+
+def _replayed(strategy, round_: int, tasks: dict, recorded: tuple[dict, dict]) -> dict:
+    """The recorded replies of ``round_``, once the strategy is seen to ask for the recorded tasks."""
+    from .messages import encode
+
+    asked, replies = recorded
+    if set(asked) != set(tasks) or any(encode(asked[p]) != encode(tasks[p]) for p in tasks):
+        raise RuntimeError(f"{type(strategy).__name__} asks for other tasks in round {round_} than the "
+                           f"checkpoint recorded: the checkpoint belongs to another search.")
+    return replies

@@ -87,7 +87,7 @@ class FailingParty(BaseParty):
         raise RuntimeError("this party always fails")
 
     def handle(self, task):
-        return ErrorReply(error="this party always fails", kind="RuntimeError")
+        return ErrorReply(error="RuntimeError: this party always fails", kind="task")
 
 
 def _parties(n_parties: int, seed: int):

@@ -126,3 +126,26 @@ def test_flora_suite_records_a_split_that_cannot_run_and_goes_on(tmp_path, capsy
         rows = list(csv.DictReader(f))
     assert [(r["seed"], r["status"][:7]) for r in rows] == [("0", "failed:")]
     assert "only one class" in rows[0]["status"] and "seed 0: no run" in out
+
+
+def test_dpftsde_suite_pairs_each_method_with_ts_field_by_field():
+    from benchmarks.dpftsde import _paired
+
+    rows = [{"method": "TS", "seed": 0, "field_one_minus_auc": [0.3, 0.2, 0.1]},
+            {"method": "FTS", "seed": 0, "field_one_minus_auc": [0.2, 0.2, 0.2]},
+            {"method": "FTS", "seed": 1, "field_one_minus_auc": [0.0, 0.0, 0.0]}]  # no TS of seed 1: unpaired
+    (row,) = _paired(rows)
+    assert row["method"] == "FTS" and row["seed"] == 0
+    assert row["minus_ts"] == pytest.approx(0.0) and row["se"] == pytest.approx(np.std([-0.1, 0, 0.1], ddof=1) / np.sqrt(3))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (default_data_dir() / "landmine.csv.gz").is_file(), reason="the landmine data is not here")
+def test_dpftsde_suite_tiny_run(tmp_path, capsys):
+    status = main(["dpftsde", "--quick", "--iterations", "1", "--methods", "TS", "DP-FTS-DE",
+                   "--output", str(tmp_path)])
+    assert status == 0
+    record = json.loads((tmp_path / "dpftsde.json").read_text())
+    ts, dp = record["runs"]
+    assert (ts["method"], dp["method"]) == ("TS", "DP-FTS-DE") and "epsilon" in dp and "epsilon" not in ts
+    assert 0 < ts["one_minus_auc"] < 1 and len(ts["field_one_minus_auc"]) == 29

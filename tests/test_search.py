@@ -12,7 +12,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from fedsearch import FederatedGridSearchCV, FederatedRandomizedSearchCV
-from fedsearch.federation.inprocess import PooledData
+from fedsearch.federation.inprocess import InProcessFederation, PooledData
+from fedsearch.searchcv._inputs import split_parties
 from fedsearch.messages import EvaluateReply, EvaluateTask, SetupReply, SetupTask, encode
 
 def test_one_party_matches_gridsearchcv(cancer):
@@ -34,16 +35,22 @@ def test_party_scores_and_aggregate_by_hand(cancer, aggregate):
     search = FederatedGridSearchCV(LogisticRegression(), grid, cv=3, aggregate=aggregate).fit(
         X, y, parties=parties)
     res = search.cv_results_
-    by_hand = {}
+    by_hand, folds = {}, {}
     for pid, mask in (("big", parties == "big"), ("small", parties == "small")):
-        by_hand[pid] = np.array([
-            cross_val_score(LogisticRegression(C=c), X[mask], y[mask], cv=3).mean() for c in grid["C"]])
+        folds[pid] = np.array([
+            cross_val_score(LogisticRegression(C=c), X[mask], y[mask], cv=3) for c in grid["C"]]).T
+        by_hand[pid] = folds[pid].mean(axis=0)
         np.testing.assert_allclose(res[f"party_{pid}_test_score"], by_hand[pid])
+        np.testing.assert_allclose(res[f"party_{pid}_std_test_score"], folds[pid].std(axis=0))
     big, small = by_hand["big"], by_hand["small"]
     expected = {"weighted": (160 * big + 80 * small) / 240, "mean": (big + small) / 2,
                 "min": np.minimum(big, small)}[aggregate]
     np.testing.assert_allclose(res["mean_test_score"], expected)
-    np.testing.assert_allclose(res["std_test_score"], np.std([big, small], axis=0))
+    every_fold = np.vstack([folds["big"], folds["small"]])  # split0-2: party "big", split3-5: "small"
+    for k, fold in enumerate(every_fold):
+        np.testing.assert_allclose(res[f"split{k}_test_score"], fold)
+    np.testing.assert_allclose(res["std_test_score"], every_fold.std(axis=0))  # the spread over folds
+    np.testing.assert_allclose(res["std_across_parties_test_score"], np.std([big, small], axis=0))
     assert search.best_index_ == int(np.argmax(expected))
     assert search.best_score_ == pytest.approx(expected.max())
     assert search.party_ids_ == ["big", "small"] and search.party_sizes_ == {"big": 160, "small": 80}
@@ -138,7 +145,7 @@ def _shifted_parties(cancer):
 def test_a_failing_party_is_reported_as_data(cancer):
     Xs, ys = _shifted_parties(cancer)
     search = FederatedGridSearchCV(FailsOnShiftedData(), {"C": [0.1, 10]}, cv=3)
-    with pytest.warns(FitFailedWarning, match="1 of 2 configurations failed in party 1.*boom"):
+    with pytest.warns(FitFailedWarning, match=r"1 of 2 configurations failed in party 1.*\(fit\): ValueError"):
         search.fit(Xs, ys)
     res = search.cv_results_
     assert np.isnan(res["party_1_test_score"][1]) and not np.isnan(res["party_0_test_score"][1])
@@ -154,10 +161,18 @@ def test_a_failing_party_is_reported_as_data(cancer):
 def test_error_score_raise_names_the_party(cancer):
     Xs, ys = _shifted_parties(cancer)
     search = FederatedGridSearchCV(FailsOnShiftedData(), {"C": [0.1, 10]}, cv=3, error_score="raise")
-    with pytest.raises(ValueError, match="boom") as info:
+    search.set_params(error_score=np.nan).fit(Xs[:1], ys[:1])  # a fitted state to keep
+    before = search.cv_results_
+    search.set_params(error_score="raise")
+    with pytest.raises(ValueError, match=r"Party 1 failed fitting \{'C': 10\}: ValueError: fitting") as info:
         search.fit(Xs, ys)
-    assert any("party 1" in note for note in info.value.__notes__)
-    assert not hasattr(search, "cv_results_"), "a failed fit leaves no half-fitted state"
+    assert "boom" not in str(info.value) and info.value.__context__ is None and info.value.__cause__ is None
+    assert search.cv_results_ is before, "a failed fit leaves the old state"
+    # the party may opt in to share its messages
+    shared = InProcessFederation(datasets=split_parties(Xs, ys), share_errors=True)
+    with pytest.raises(ValueError, match="Party 1 failed fitting .*boom"):
+        search.fit(federation=shared)
+    assert "boom" in shared.parties[1].errors_[0]["message"]
 
 
 def test_transcript_carries_no_party_data(cancer):

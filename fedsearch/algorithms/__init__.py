@@ -3,6 +3,6 @@ needs more than evaluations), ``party.py`` (their party-side handlers), ``strate
 server), ``estimator.py`` (the scikit-learn face). Importing this package registers every
 algorithm's messages, handlers and strategies."""
 
-from . import candidates, fedpne, flora, levelorder, pfpne  # noqa: F401
+from . import candidates, dpftsde, fedpne, flora, levelorder, pfpne  # noqa: F401
 
-__all__ = ["candidates", "fedpne", "flora", "levelorder", "pfpne"]
+__all__ = ["candidates", "dpftsde", "fedpne", "flora", "levelorder", "pfpne"]

@@ -44,6 +44,7 @@ class Federation(ABC):
         self.party_ids = list(party_ids)
         self.transcript: list[tuple] = []
         self._log: list[dict] = []
+        self.party_progress: dict = {}
 
     @property
     def n_parties(self) -> int:
@@ -58,15 +59,32 @@ class Federation(ABC):
         """Tell every party how to evaluate configurations (logged as round ``SETUP_ROUND``)."""
         return self.run_round(SETUP_ROUND, {p: task for p in range(self.n_parties)})
 
-    def run_round(self, round: int, tasks: Mapping[int, Task]) -> dict[int, Reply]:
-        """Send ``tasks``, run them, return the replies; every message goes into the transcript."""
+    def run_round(self, round: int, tasks: Mapping[int, Task], progress=None) -> dict[int, Reply]:
+        """Send ``tasks``, run them, return the replies; every message goes into the transcript.
+
+        ``progress`` (the callbacks' context of the round) gets one sub-task per party, begun
+        before the exchange and ended with the party's reply; a transport that sees the work
+        inside a party reports it under :attr:`party_progress`.
+        """
         sizes: dict[int, int] = {}  # one encoding of a task object sent to several parties
         for p, task in tasks.items():
             self.record(round, p, "to_party", task, sizes)
+        self.party_progress = {} if progress is None else {
+            p: progress.child(f"party {self.party_ids[p]}", task_id=p, max_subtasks=None).begin() for p in tasks}
         replies = self._exchange(round, tasks)
         for p in tasks:
             self.record(round, p, "to_server", replies[p])
+            if p in self.party_progress:
+                self.party_progress[p].end()
         return {p: replies[p] for p in tasks}
+
+    def replay_round(self, round: int, tasks: Mapping[int, Task], replies: Mapping[int, Reply]) -> None:
+        """Record a round that an earlier run of the search sent (resumed from a checkpoint)."""
+        sizes: dict[int, int] = {}
+        for p, task in tasks.items():
+            self.record(round, p, "to_party", task, sizes)
+        for p in tasks:
+            self.record(round, p, "to_server", replies[p])
 
     def record(self, round: int, p: int, direction: str, message, sizes=None, n_bytes: int | None = None) -> None:
         """Add one message to the transcript and the log (its size as encoded, or ``n_bytes``)."""

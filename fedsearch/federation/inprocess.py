@@ -7,7 +7,6 @@ The units of work of all parties in a round (configuration x CV fold) go to one 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -38,8 +37,13 @@ class InProcessFederation(Federation):
     n_jobs : int or None, default=None
         Workers for the flat fan-out of a round (``-1``: all cores).
     verbose : int, default=0
-        Verbosity of the ``Parallel`` call and of the per-round summary.
+        Above 3, the verbosity of joblib's ``Parallel`` (minus 3); the search prints the rest.
     pre_dispatch : int or str, default="2*n_jobs"
+    share_errors : bool, default=False
+        Whether the parties built from ``datasets`` send their full error messages (the
+        parties' own opt-in, see :class:`~fedsearch.party.data.Party`); by default a failure
+        crosses as its kind and exception type, and the message stays in the party's
+        ``errors_`` and log.
 
     Attributes
     ----------
@@ -48,7 +52,7 @@ class InProcessFederation(Federation):
     """
 
     def __init__(self, parties: Sequence | None = None, *, datasets: Sequence | None = None, n_jobs=None,
-                 verbose=0, pre_dispatch="2*n_jobs"):
+                 verbose=0, pre_dispatch="2*n_jobs", share_errors=False):
         if (parties is None) == (datasets is None):
             raise TypeError("InProcessFederation takes either parties or datasets.")
         self.parties = None if parties is None else list(parties)
@@ -57,6 +61,7 @@ class InProcessFederation(Federation):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.pre_dispatch = pre_dispatch
+        self.share_errors = share_errors
         self.compute_time = 0.0
 
     @property
@@ -66,19 +71,21 @@ class InProcessFederation(Federation):
     def _exchange(self, round: int, tasks: Mapping[int, Task]) -> dict:
         if any(isinstance(t, SetupTask) for t in tasks.values()):
             return self._setup(tasks)
-        t0 = time.perf_counter()
         replies, plan = {}, []
         for p, task in tasks.items():
             try:
                 plan.append((p, task, self.parties[p].units(task)))
             except Exception as exc:  # noqa: BLE001 - a task the party refuses is data
-                replies[p] = self._failure(p, exc)
+                replies[p] = self._failure(p, task, exc)
         flat = [u for _, _, units in plan for u in units]
-        if effective_n_jobs(self.n_jobs) == 1 and not self.verbose:  # no dispatch overhead per unit
-            outputs = [run_unit(u) for u in flat]
+        # the callbacks' leaf tasks are made here, before the work leaves for the workers
+        contexts = [self.party_progress[p].child(u.task_name, max_subtasks=u.subtasks)
+                    if p in self.party_progress else None for p, _, units in plan for u in units]
+        if effective_n_jobs(self.n_jobs) == 1 and self.verbose <= 3:  # no dispatch overhead per unit
+            outputs = [run_unit(u, c) for u, c in zip(flat, contexts)]
         else:
-            outputs = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, pre_dispatch=self.pre_dispatch)(
-                delayed(run_unit)(u) for u in flat
+            outputs = Parallel(n_jobs=self.n_jobs, verbose=max(self.verbose - 3, 0), pre_dispatch=self.pre_dispatch)(
+                delayed(run_unit)(u, c) for u, c in zip(flat, contexts)
             )
         self.compute_time += sum(t for _, t in outputs)
         start = 0
@@ -88,23 +95,20 @@ class InProcessFederation(Federation):
             try:
                 replies[p] = self.parties[p].reply(task, outs)
             except Exception as exc:  # noqa: BLE001
-                replies[p] = self._failure(p, exc)
-        if self.verbose:
-            print(f"[fedsearch] round {round}: {len(tasks)} parties, {len(flat)} fits, "
-                  f"{time.perf_counter() - t0:.2f}s")
+                replies[p] = self._failure(p, task, exc)
         return replies
 
-    def _failure(self, p: int, exc: Exception) -> ErrorReply:
-        """A party that failed a task answers with an error, unless it was told to raise."""
-        if getattr(self.parties[p], "error_score", None) == "raise":
-            raise exc
-        return ErrorReply(error=str(exc), kind=type(exc).__name__)
+    def _failure(self, p: int, task: Task, exc: Exception) -> ErrorReply:
+        """A party that failed a task answers with a data-free error (raised, data-free, when
+        it was told to raise)."""
+        return self.parties[p].task_failed(task, exc)
 
     def _setup(self, tasks: Mapping[int, SetupTask]) -> dict:
         if self.datasets is None:
             raise TypeError("This InProcessFederation was given ready parties; there is nothing to set up.")
         self.parties = [
-            Party.from_setup(d.party_id, d.X, d.y, tasks[p], fit_params=d.fit_params, groups=d.groups)
+            Party.from_setup(d.party_id, d.X, d.y, tasks[p], fit_params=d.fit_params, groups=d.groups,
+                             share_errors=self.share_errors)
             for p, d in enumerate(self.datasets)
         ]
         return {p: self.parties[p].setup_reply() for p in tasks}

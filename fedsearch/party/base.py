@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import traceback
 from typing import Any
 
 import numpy as np
 
-from ..messages import ErrorReply, Reply, Task
+from ..messages import ErrorReply, Reply, Task, public_error
 from .objective import Summary
 from .registry import handler_for
 
 __all__ = ["BaseParty"]
+
+#: Where a party logs its full error messages (they never cross the boundary unless it shares)
+logger = logging.getLogger("fedsearch.party")
 
 
 class BaseParty:
@@ -19,16 +24,65 @@ class BaseParty:
     Subclasses implement the :class:`~fedsearch.party.objective.LocalObjective` members.
     ``deterministic`` says whether the same configuration always scores the same (then its
     summary is cached and a repeat is answered without new work).
+
+    An exception message may quote the party's data, so a failure crosses the boundary only as
+    its kind and a fixed text (:func:`~fedsearch.messages.public_error`); the full message is
+    kept in ``errors_`` and logged on the ``"fedsearch.party"`` logger, unless the party opts in
+    to share it (``share_errors = True``, the party's own choice: no task can turn it on).
+
+    Attributes
+    ----------
+    errors_ : list of dict
+        Every failure at this party: ``{"kind", "type", "message", "traceback", "context"}``.
     """
 
     party_id: Any = None
     deterministic = False
+    share_errors = False
 
     def __init__(self):
         self._cache: dict[tuple, Summary] = {}
+        self.errors_: list[dict] = []
         #: values released under differential privacy, by the quantity they measure: a repeat
         #: is answered with the same noisy value, never with fresh noise
         self.released: dict = {}
+
+    def record_error(self, exc: BaseException, kind: str, context: str = "") -> str:
+        """Keep ``exc`` at the party (``errors_`` and its log); return what may cross the boundary.
+
+        Parameters
+        ----------
+        exc : BaseException
+            The failure.
+        kind : str
+            What failed, a key of :data:`~fedsearch.messages.ERROR_KINDS`.
+        context : str, default=""
+            What the party was doing (for its own log).
+
+        Returns
+        -------
+        str
+            The data-free message (the full one when the party shares its errors).
+        """
+        message = "".join(traceback.format_exception_only(exc)).strip()
+        self.errors_.append({"kind": kind, "type": type(exc).__name__, "message": message,
+                             "traceback": "".join(traceback.format_exception(exc)), "context": context})
+        logger.info("party %r: %s failed%s: %s", self.party_id, kind, f" ({context})" if context else "", message)
+        return public_error(exc, kind, self.share_errors)
+
+    def _raise_public(self, exc: BaseException, public: str, where: str):
+        """Raise, for ``error_score="raise"``, an exception of ``exc``'s type that names the
+        party and ``where`` it failed, with the ``public`` message only: the party's own message
+        stays at the party."""
+        text = f"Party {self.party_id!r} failed {where}: {public}"
+        try:
+            crossing = type(exc)(text)
+        except Exception:  # noqa: BLE001 - a type that cannot be built from a message
+            crossing = RuntimeError(text)
+        if str(crossing) != text:
+            crossing = RuntimeError(text)
+        crossing.fedsearch_public = True
+        raise crossing
 
     def units(self, task: Task) -> list:
         """The independent pieces of work of ``task``, after validating it."""
@@ -47,9 +101,17 @@ class BaseParty:
         try:
             return self.reply(task, [u.func(*u.args) for u in self.units(task)])
         except Exception as exc:  # noqa: BLE001 - a failing party is data, not a crash
-            if getattr(self, "error_score", None) == "raise":
-                raise
-            return ErrorReply(error=str(exc), kind=type(exc).__name__)
+            failure = exc
+        return self.task_failed(task, failure)
+
+    def task_failed(self, task: Task, exc: BaseException) -> ErrorReply:
+        """The reply to ``task`` that raised ``exc`` (raised, data-free, for ``error_score="raise"``)."""
+        if getattr(exc, "fedsearch_public", False):
+            raise exc  # already data-free: raised by error_score="raise"
+        public = self.record_error(exc, "task", type(task).__name__)
+        if getattr(self, "error_score", None) == "raise":
+            self._raise_public(exc, public, f"a {type(task).__name__}")
+        return ErrorReply(error=public, kind="task")
 
     # ------------------------------------------------------------------ LocalObjective helpers
     def scores(self, points: np.ndarray, outputs: list) -> np.ndarray:
@@ -71,12 +133,16 @@ class BaseParty:
         return np.asarray(point).tolist()
 
     def checked(self, point, summary: Summary) -> Summary:
-        """``summary``, or its error raised with the party named when ``error_score="raise"``."""
-        if summary.get("exception") is not None and getattr(self, "error_score", None) == "raise":
-            exc = summary["exception"]
-            exc.add_note(f"Raised by party {self.party_id!r} fitting {self.describe(point)!r}.")
-            raise exc
-        return summary
+        """``summary`` with its failure (if any) kept at the party and only its data-free
+        message left in it; raised, data-free, when ``error_score="raise"``."""
+        exc = summary.get("exception")
+        if exc is None:
+            return summary
+        where = f"fitting {self.describe(point)!r}"
+        public = self.record_error(exc, summary["kind"], where)
+        if getattr(self, "error_score", None) == "raise":
+            self._raise_public(exc, public, where)
+        return {k: v for k, v in summary.items() if k != "exception"} | {"error": public}
 
     def _key(self, point) -> tuple:  # pragma: no cover - subclasses that cache define it
         raise NotImplementedError

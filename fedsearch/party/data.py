@@ -9,7 +9,6 @@ assembles its reply from the units' outputs. Nothing but the reply leaves the pa
 from __future__ import annotations
 
 import time
-import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +34,7 @@ class FoldResult:
     fit_time: float
     score_time: float
     error: BaseException | None = None
-    message: str | None = None
+    kind: str | None = None
 
 
 def fit_and_score_fold(estimator, X, y, train, test, params, scoring, fit_params, return_train_score):
@@ -51,26 +50,28 @@ def fit_and_score_fold(estimator, X, y, train, test, params, scoring, fit_params
             return_train_score=return_train_score, params=fit_params or None,
         )
     except Exception as exc:  # noqa: BLE001 - a failing fit is data, not a crash
-        return FoldResult({}, {}, 0.0, 0.0, exc, "".join(traceback.format_exception_only(exc)).strip())
+        return FoldResult({}, {}, 0.0, 0.0, exc, "fit")
     test_scores = {k[5:]: float(v[0]) for k, v in out.items() if k.startswith("test_")}
     train_scores = {k[6:]: float(v[0]) for k, v in out.items() if k.startswith("train_")}
     for name, value in test_scores.items():
         if not np.isfinite(value):
-            msg = f"the scorer {name!r} returned {value}"
-            return FoldResult({}, {}, 0.0, 0.0, ValueError(msg), msg)
+            return FoldResult({}, {}, 0.0, 0.0, ValueError(f"the scorer {name!r} returned {value}"), "score")
     return FoldResult(test_scores, train_scores, float(out["fit_time"][0]), float(out["score_time"][0]))
 
 
 def summarise_folds(results: list[FoldResult]) -> Summary:
-    """Mean and spread of each metric over the folds of one configuration, or its first failure
-    (kept, with the exception, under ``"exception"`` for ``error_score="raise"``)."""
+    """Mean, spread and per-fold values of each metric over the folds of one configuration, or
+    its first failure (the exception under ``"exception"``, its kind under ``"kind"``; the party
+    keeps them: :meth:`~fedsearch.party.base.BaseParty.checked`)."""
     failed = [r for r in results if r.error is not None]
     if failed:
-        return {**empty_summary(failed[0].message), "exception": failed[0].error}
+        return {**empty_summary(), "exception": failed[0].error, "kind": failed[0].kind}
     test = {k: float(np.mean([r.test[k] for r in results])) for k in results[0].test}
     std = {k: float(np.std([r.test[k] for r in results])) for k in results[0].test}
     train = {k: float(np.mean([r.train[k] for r in results])) for k in results[0].train}
     return {"test": test, "std": std, "train": train, "error": None,
+            "splits": {k: [r.test[k] for r in results] for k in results[0].test},
+            "train_splits": {k: [r.train[k] for r in results] for k in results[0].train},
             "fit_time": float(np.mean([r.fit_time for r in results])),
             "score_time": float(np.mean([r.score_time for r in results]))}
 
@@ -121,6 +122,16 @@ class Party(BaseParty):
         Parameters passed to the estimator's ``fit`` (per-sample ones already cut to this party).
     groups : array-like or None
         Group labels for group-aware splitters.
+    share_errors : bool, default=False
+        Whether the party sends its full error messages to the server. By default a failure
+        crosses as its kind and exception type only (a message may quote the party's data);
+        the full message stays in ``errors_`` and the ``"fedsearch.party"`` log. The party's
+        own choice: the server's :class:`~fedsearch.messages.SetupTask` cannot set it.
+
+    Attributes
+    ----------
+    errors_ : list of dict
+        Every failure at this party, with its full message and traceback.
     """
 
     deterministic = True
@@ -128,8 +139,9 @@ class Party(BaseParty):
 
     def __init__(self, party_id, X, y, *, estimator, space: SearchSpace, cv=5, scoring=None,
                  metric="score", error_score=np.nan, return_train_score=False,
-                 fit_params=None, groups=None):
+                 fit_params=None, groups=None, share_errors=False):
         super().__init__()
+        self.share_errors = share_errors
         self.party_id = party_id
         self.X, self.y = X, y
         self.estimator = estimator
@@ -144,11 +156,14 @@ class Party(BaseParty):
         self.n_samples = len(y) if y is not None else len(X)
 
     @classmethod
-    def from_setup(cls, party_id, X, y, setup: SetupTask, *, fit_params=None, groups=None) -> "Party":
-        """The party of a search, from its own data and the search's :class:`SetupTask`."""
+    def from_setup(cls, party_id, X, y, setup: SetupTask, *, fit_params=None, groups=None,
+                   share_errors=False) -> "Party":
+        """The party of a search, from its own data and the search's :class:`SetupTask`
+        (``share_errors`` is the party's, not the task's)."""
         return cls(party_id, X, y, estimator=setup.estimator, space=setup.space, cv=setup.cv,
                    scoring=setup.scoring, metric=setup.objective, error_score=setup.error_score,
-                   return_train_score=setup.return_train_score, fit_params=fit_params, groups=groups)
+                   return_train_score=setup.return_train_score, fit_params=fit_params, groups=groups,
+                   share_errors=share_errors)
 
     def setup_reply(self) -> SetupReply:
         """What the party tells the server once set up: counts only."""
@@ -210,10 +225,10 @@ def _units_fit(party: Party, task: FitTask) -> list[Unit]:
 def _reply_fit(party: Party, task: FitTask, outputs: list) -> FitReply:
     model, seconds, exc = outputs[0]
     if exc is not None:
+        public = party.record_error(exc, "final_fit")
         if party.error_score == "raise":
-            exc.add_note(f"Raised by party {party.party_id!r} in the final fit.")
-            raise exc
-        return FitReply(model=None, n_samples=party.n_samples, error=str(exc))
+            party._raise_public(exc, public, "in the final fit")
+        return FitReply(model=None, n_samples=party.n_samples, error=public, kind="final_fit")
     return FitReply(model=model, n_samples=party.n_samples, fit_time=seconds)
 
 

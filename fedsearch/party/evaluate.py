@@ -54,7 +54,9 @@ def _reply_evaluate(party, task: EvaluateTask, outputs: list) -> EvaluateReply:
                          (fill if part == "test" else np.nan) for r in rows])
 
     test = {m: column("test", m) for m in metrics}
-    scores = test[party.metric].copy()
+    # the objective is NaN where a configuration failed, whatever error_score (which only fills
+    # the test scores of cv_results_): a failure never steers a search towards itself
+    scores = np.where([r["test"] is None for r in rows], np.nan, test[party.metric])
     private = task.noise_std > 0
     if private:
         # DP (DP-Fed-PNE, App. D.2): the party perturbs its own rewards, and releases nothing
@@ -69,11 +71,24 @@ def _reply_evaluate(party, task: EvaluateTask, outputs: list) -> EvaluateReply:
         test_scores=test,
         std_scores={} if private else {m: column("std", m) for m in metrics},
         train_scores={m: column("train", m) for m in metrics} if party.return_train_score and not private else {},
+        split_scores={} if private else _splits(rows, "splits", metrics),
+        split_train_scores=_splits(rows, "train_splits", metrics) if party.return_train_score and not private else {},
         fit_time=np.array([0.0 if c else r["fit_time"] for r, c in zip(rows, cached)]),
         score_time=np.array([0.0 if c else r["score_time"] for r, c in zip(rows, cached)]),
         errors=tuple(r["error"] for r in rows),
+        error_kinds=tuple(r.get("kind") for r in rows),
         cached=cached,
     )
+
+
+def _splits(rows, key: str, metrics) -> dict:
+    """{metric: (n_points, n_splits)} of the per-fold scores (NaN rows for failures); empty
+    when the party's summaries have none (a synthetic party)."""
+    width = max((len(r[key][m]) for r in rows if r.get(key) for m in metrics if m in r[key]), default=0)
+    if not width:
+        return {}
+    return {m: np.array([r[key][m] if r.get(key) and m in r[key] else [np.nan] * width for r in rows])
+            for m in metrics}
 
 
 register_handler(EvaluateTask, _units_evaluate, _reply_evaluate)

@@ -22,10 +22,16 @@ __all__ = ["Unit", "register_handler", "handler_for", "run_unit"]
 
 @dataclass(frozen=True)
 class Unit:
-    """One independent piece of party-side work: ``func(*args)``, picklable."""
+    """One independent piece of party-side work: ``func(*args)``, picklable.
+
+    ``task_name`` names it for progress callbacks; a unit with ``subtasks > 0`` reports that
+    many steps of its own: ``func`` is then called with ``progress=`` (or None).
+    """
 
     func: Callable
     args: tuple
+    task_name: str = "fit"
+    subtasks: int = 0
 
 
 _HANDLERS: dict[type, tuple[Callable, Callable]] = {}
@@ -45,8 +51,13 @@ def handler_for(task: Task) -> tuple[Callable, Callable]:
                     f"import the algorithm that defines it.")
 
 
-def run_unit(unit: Unit):
-    """Run one unit (in a worker), timing it."""
+def run_unit(unit: Unit, progress=None):
+    """Run one unit (in a worker), timing it; ``progress`` (its callbacks' task) is begun and
+    ended around it."""
     t0 = time.perf_counter()
-    out = unit.func(*unit.args)
+    if progress is not None:
+        progress.begin()
+    out = unit.func(*unit.args, progress=progress) if unit.subtasks else unit.func(*unit.args)
+    if progress is not None:
+        progress.end()
     return out, time.perf_counter() - t0

@@ -204,13 +204,15 @@ def simulate(strategy, parties: Sequence, n_iter: int, random_state=None, *, n_j
     def record(round_, tasks, replies):
         drawn = {}  # the points of each distinct task, drawn once
         for p, task in tasks.items():
+            reply = replies[p]
+            if hasattr(reply, "as_evaluation"):  # a task that chose its own points (DP-FTS-DE's step)
+                task, reply = reply.as_evaluation()
             if not isinstance(task, (EvaluateTask, PullTask)):
                 continue
             if id(task) not in drawn:
                 x = task.points
                 drawn[id(task)] = (x, np.full(len(x), np.nan), np.full(len(x), round_))
             x, missing, when = drawn[id(task)]
-            reply = replies[p]
             scores = reply.evaluation.scores if isinstance(reply, PullReply) and reply.evaluation is not None else (
                 reply.scores if isinstance(reply, EvaluateReply) else None)
             chunks[p].append((x, missing if scores is None or reply.error is not None else np.asarray(scores), when))

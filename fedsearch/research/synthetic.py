@@ -37,7 +37,7 @@ from ..space import SearchSpace
 
 __all__ = [
     "Objective", "FunctionParty", "OBJECTIVES", "garland", "double_sine", "himmelblau", "rastrigin",
-    "ackley", "sine_product", "make_parties", "global_objective", "mean_objective",
+    "ackley", "sine_product", "make_parties", "global_objective", "mean_objective", "gp_sample_parties",
 ]
 
 
@@ -444,3 +444,49 @@ def global_objective(parties: Sequence[FunctionParty]) -> Objective:
     """The federation's objective: the mean of the parties' local objectives (Fed-PNE Sec. 2.1),
     with its own maximum."""
     return mean_objective([p.objective for p in parties])
+
+
+# --------------------------------------------------------------------------- DP-FTS-DE's objective
+@dataclass(frozen=True)
+class _GridFunction:
+    """A function known on an equally spaced grid of [0, 1], read at the nearest grid point."""
+
+    values: np.ndarray
+
+    def __call__(self, X) -> np.ndarray:
+        index = np.rint(np.asarray(X)[:, 0] * (len(self.values) - 1)).astype(int)
+        return self.values[index]
+
+
+def gp_sample_parties(n_parties: int = 200, *, n_grid: int = 1000, length_scale: float = 0.03,
+                      perturbation: float = 0.02, noise_std: float = 0.1, random_state=None) -> list[FunctionParty]:
+    """The synthetic federation of DP-FTS-DE (002_*.txt, §5.1 and App. B.1.1).
+
+    One function ``f`` is drawn from a GP with an SE kernel (length scale 0.03) on an equally
+    spaced grid of ``n_grid`` points of [0, 1] and normalised to [0, 1]. Party ``n`` gets
+    ``f_n(x) = f(x) + d``, with ``d = +perturbation`` or ``-perturbation`` with probability 1/2,
+    drawn independently for every grid point and every party. Observations carry Gaussian noise
+    (variance 0.01 in the paper: ``noise_std=0.1``). The paper's domain is the grid itself; here
+    a point of [0, 1] reads its nearest grid point.
+
+    Examples
+    --------
+    >>> from fedsearch.research.synthetic import gp_sample_parties
+    >>> parties = gp_sample_parties(3, random_state=0)
+    >>> base = parties[0].objective.func.values - parties[1].objective.func.values
+    >>> sorted(set(np.round(base, 2).tolist()))
+    [-0.04, 0.0, 0.04]
+    """
+    rng = np.random.default_rng(random_state)
+    grid = np.linspace(0.0, 1.0, n_grid)
+    K = np.exp(-0.5 * (grid[:, None] - grid[None, :]) ** 2 / length_scale**2)
+    f = rng.multivariate_normal(np.zeros(n_grid), K, method="eigh")
+    f = (f - f.min()) / (f.max() - f.min())
+    seeds = np.random.SeedSequence(rng.integers(2**63)).spawn(n_parties)
+    parties = []
+    for n in range(n_parties):
+        values = f + perturbation * rng.choice([-1.0, 1.0], size=n_grid)
+        best = grid[int(np.argmax(values))]
+        parties.append(FunctionParty(Objective(_GridFunction(values), 1, f"gp-sample[{n}]", maximizer=[best]),
+                                     noise_std=noise_std, party_id=n, random_state=seeds[n]))
+    return parties

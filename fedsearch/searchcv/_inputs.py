@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing, indexable
+from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
 
 from ..party.dataset import PartyData, is_per_sample, n_samples
+from ..space import Categorical, Distribution, Integer, SearchSpace
 
-__all__ = ["split_parties", "check_parties"]
+__all__ = ["split_parties", "check_parties", "check_fit_params", "check_estimator_params"]
 
 
 def _n_features(X) -> int | None:
@@ -27,9 +28,16 @@ def _n_features(X) -> int | None:
     return int(shape[1]) if len(shape) == 2 else None
 
 
+def _is_row(r) -> bool:
+    return isinstance(r, (list, tuple, np.ndarray)) and not isinstance(r, str)
+
+
 def _is_dataset(X) -> bool:
-    """A 2-D table (array, DataFrame, sparse matrix)."""
-    return sp.issparse(X) or (hasattr(X, "shape") and len(getattr(X, "shape")) == 2)
+    """A 2-D table (array, DataFrame, sparse matrix, or a list of rows that are lists)."""
+    if sp.issparse(X) or (hasattr(X, "shape") and len(getattr(X, "shape")) == 2):
+        return True
+    return isinstance(X, (list, tuple)) and len(X) > 0 and all(
+        _is_row(r) and len(r) > 0 and not any(_is_row(c) for c in r) for r in X)
 
 
 def _per_party_sequence(X) -> bool:
@@ -60,12 +68,15 @@ def split_parties(X, y=None, parties=None, groups=None, fit_params=None) -> list
         gs = _per_party(groups, ids, "groups", Xs)
         fps = [{} for _ in ids]
         for name, value in fit_params.items():
-            for fp, v in zip(fps, _per_party(value, ids, name, Xs, broadcast=True)):
+            for fp, v, x, i in zip(fps, _per_party_fit_param(value, ids, name), Xs, ids):
+                _check_sample_length(name, v, n_samples(x), f"party {i!r}")
                 fp[name] = v
         return [PartyData(i, x, yy, g, fp) for i, x, yy, g, fp in zip(ids, Xs, ys, gs, fps)]
 
     X, y, groups = indexable(X, y, groups)
     n = n_samples(X)
+    for name, value in fit_params.items():
+        _check_sample_length(name, value, n, "X")
     if parties is None:
         return [PartyData(0, X, y, groups, dict(fit_params))]
     labels = np.asarray(parties)
@@ -91,7 +102,32 @@ def split_parties(X, y=None, parties=None, groups=None, fit_params=None) -> list
     return out
 
 
-def _per_party(value, ids, name, Xs, broadcast=False) -> list:
+def _per_party_fit_param(value, ids, name) -> list:
+    """A fit parameter given per party: a list with one value per party, or {party id: value}."""
+    if isinstance(value, Mapping) and set(value) == set(ids):
+        return [value[i] for i in ids]
+    if isinstance(value, (list, tuple)) and len(value) == len(ids):
+        return list(value)
+    shown = (f"a dict with keys {sorted(map(repr, value))}" if isinstance(value, Mapping)
+             else f"{type(value).__name__}{' of length ' + str(len(value)) if hasattr(value, '__len__') else ''}")
+    raise ValueError(
+        f"With {len(ids)} per-party datasets, the fit parameter {name!r} must be given per party: a "
+        f"list of {len(ids)} values (one per party, in the order of X) or a dict {{party id: value}} "
+        f"with the keys of X. Got {shown} instead."
+    )
+
+
+def _check_sample_length(name, value, n, where) -> None:
+    """A per-sample fit parameter (``sample_weight``) must have one entry per sample."""
+    if name.split("__")[-1] == "sample_weight" and value is not None and hasattr(value, "__len__") \
+            and not isinstance(value, (str, Mapping)) and n_samples(value) != n:
+        raise ValueError(
+            f"The fit parameter {name!r} must hold one value per sample of {where} ({n}). "
+            f"Got {n_samples(value)} values instead."
+        )
+
+
+def _per_party(value, ids, name, Xs) -> list:
     if value is None:
         return [None] * len(ids)
     if isinstance(value, Mapping) and set(value) == set(ids):
@@ -100,8 +136,6 @@ def _per_party(value, ids, name, Xs, broadcast=False) -> list:
         hasattr(v, "__len__") and n_samples(v) == n_samples(x) for v, x in zip(value, Xs)
     ):
         return list(value)
-    if broadcast:
-        return [value] * len(ids)
     raise ValueError(
         f"With a list of {len(ids)} per-party datasets, {name!r} must be a list of {len(ids)} arrays "
         f"of matching lengths ({[n_samples(x) for x in Xs]}). Got {type(value).__name__}"
@@ -113,12 +147,14 @@ def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
     """Check the per-party datasets before any work starts; return the number of CV splits.
 
     Raises a ``ValueError`` naming the party, the value and what was expected, for: an empty party,
-    different feature counts or column names, NaN labels, a single class in a classifier's party,
-    and more CV folds than a party has samples (or members of a class).
+    different feature counts, column names, column dtypes (pandas categories), types of X or
+    kinds of labels across parties, NaN or infinite labels, a single class in a classifier's
+    party, and more CV folds than a party has samples (or members of a class).
     """
     first = parties[0]
     names0 = _columns(first.X)
     n_features0 = _n_features(first.X)
+    label_kind0 = _label_kind(first.y)
     n_splits = None
     for party in parties:
         pid = party.party_id
@@ -126,10 +162,18 @@ def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
         if n == 0:
             raise ValueError(f"Party {pid!r} has no samples (0 rows); every party needs data.")
         n_features = _n_features(party.X)
+        if n_features == 0:
+            raise ValueError(f"0 feature(s) (shape=({n}, 0)) while a minimum of 1 is required: X of "
+                             f"party {pid!r} has no columns.")
         if n_features != n_features0:
             raise ValueError(
                 f"Party {pid!r} has {n_features} features but party {first.party_id!r} has "
                 f"{n_features0}; all parties must have the same features."
+            )
+        if _x_type(party.X) != _x_type(first.X):
+            raise ValueError(
+                f"Party {pid!r} gives X as {_x_type(party.X)} but party {first.party_id!r} as "
+                f"{_x_type(first.X)}; give every party's X as the same type."
             )
         names = _columns(party.X)
         if names is not None and names0 is not None and list(names) != list(names0):
@@ -137,11 +181,24 @@ def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
                 f"Party {pid!r} has columns {list(names)} but party {first.party_id!r} has "
                 f"{list(names0)}; all parties must have the same feature names in the same order."
             )
+        _check_dtypes(party, first)
+        _check_values(party, estimator)
         y = party.y
         if y is not None:
             y_arr = np.asarray(y)
             if y_arr.dtype.kind in "fc" and np.isnan(y_arr.astype(complex)).any():
                 raise ValueError(f"The labels y of party {pid!r} contain NaN; labels must be finite.")
+            if y_arr.dtype.kind in "fc" and not np.isfinite(y_arr.astype(complex)).all():
+                raise ValueError(f"The labels y of party {pid!r} contain infinity; labels must be finite.")
+            if _label_kind(y) != label_kind0:
+                raise ValueError(
+                    f"The labels y of party {pid!r} are {_label_kind(y)} but those of party "
+                    f"{first.party_id!r} are {label_kind0}; every party must label its samples alike."
+                )
+            target = type_of_target(y_arr) if is_classifier(estimator) else None
+            if target in ("continuous", "continuous-multioutput", "unknown"):
+                raise ValueError(f"Unknown label type: the labels y of party {pid!r} are {target}; a "
+                                 f"classifier needs class labels.")
             if is_classifier(estimator):
                 classes, counts = np.unique(y_arr, return_counts=True) if y_arr.ndim == 1 else (None, None)
                 if classes is not None and len(classes) < 2:
@@ -171,6 +228,156 @@ def check_parties(parties: Sequence[PartyData], estimator, cv) -> int:
     return n_splits
 
 
+def _x_type(X) -> str:
+    """The kind of container X is (DataFrame, ndarray, sparse matrix, list)."""
+    return "sparse matrix" if sp.issparse(X) else type(X).__name__
+
+
+def _label_kind(y) -> str | None:
+    """Numbers, booleans or strings (labels of different kinds are different classes)."""
+    if y is None:
+        return None
+    kind = np.asarray(y).dtype.kind
+    if kind in "iuf":
+        return "numbers"
+    if kind == "b":
+        return "booleans"
+    if kind in "US":
+        return "strings"
+    values = np.asarray(y, dtype=object).ravel()
+    kinds = {"strings" if isinstance(v, str) else "numbers" if isinstance(v, numbers.Number) else
+             type(v).__name__ for v in values}
+    return " and ".join(sorted(kinds))
+
+
+def _check_values(party, estimator) -> None:
+    """Complex, NaN or infinite features of a numeric party, refused here with a message that
+    holds no value (inside a party's fit the estimator's own message would quote the data)."""
+    if sp.issparse(party.X) and not get_tags(estimator).input_tags.sparse:
+        raise TypeError(f"X of party {party.party_id!r} is a sparse matrix, which "
+                        f"{type(estimator).__name__} does not accept; give dense data.")
+    X = party.X.data if sp.issparse(party.X) else party.X
+    if isinstance(X, np.ndarray) and X.dtype.kind == "O" and not get_tags(estimator).input_tags.string:
+        try:
+            X = X.astype(float)
+        except (TypeError, ValueError):
+            raise TypeError(f"X of party {party.party_id!r} holds objects that are not numbers, which "
+                            f"{type(estimator).__name__} needs (each argument must be a string or a "
+                            f"number).") from None
+    if not isinstance(X, np.ndarray) or X.dtype.kind not in "fc":
+        return
+    if X.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: X of party {party.party_id!r} is complex.")
+    if not get_tags(estimator).input_tags.allow_nan and np.isnan(X).any():
+        raise ValueError(f"Input X of party {party.party_id!r} contains NaN, which "
+                         f"{type(estimator).__name__} does not accept.")
+    if np.isinf(X).any():
+        raise ValueError(f"Input X of party {party.party_id!r} contains infinity.")
+
+
+def _check_dtypes(party, first) -> None:
+    """The columns of DataFrame parties have the same dtypes (and categories) everywhere."""
+    dtypes, dtypes0 = getattr(party.X, "dtypes", None), getattr(first.X, "dtypes", None)
+    if dtypes is None or dtypes0 is None or not hasattr(dtypes, "items"):
+        return
+    for (col, d), d0 in zip(dtypes.items(), dtypes0.values):
+        if str(d) != str(d0):
+            raise ValueError(
+                f"Column {col!r} of party {party.party_id!r} has dtype {d} but party "
+                f"{first.party_id!r} has {d0}; every party's columns must have the same dtypes."
+            )
+        if str(d) == "category" and not (d.categories.equals(d0.categories) and d.ordered == d0.ordered):
+            raise ValueError(
+                f"Column {col!r} of party {party.party_id!r} is categorical with other categories "
+                f"({len(d.categories)}) than at party {first.party_id!r} ({len(d0.categories)}); every "
+                f"party's categorical columns must have the same categories (pandas.CategoricalDtype)."
+            )
+
+
 def _columns(X):
     cols = getattr(X, "columns", None)
     return None if cols is None else [str(c) for c in cols]
+
+
+def _fit_accepts(estimator, name: str) -> tuple[bool, list[str]]:
+    """Whether ``estimator.fit`` takes the parameter ``name`` (a Pipeline routes
+    ``<step>__<param>`` to its step); and the names it does take."""
+    steps = getattr(estimator, "named_steps", None)
+    if steps is not None:
+        step, _, sub = name.partition("__")
+        if not sub or step not in steps:
+            return False, [f"{s}__<param>" for s in steps]
+        inner = steps[step]
+        return (True, []) if inner is None or inner == "passthrough" else _fit_accepts(inner, sub)
+    params = inspect.signature(estimator.fit).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return True, []
+    names = [p for p in params if p not in ("X", "y", "Y")]
+    return name in names, names
+
+
+def check_fit_params(estimator, fit_params: Mapping, owner: str) -> None:
+    """Refuse, before any work, a fit parameter the estimator's ``fit`` does not take.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The search's base estimator.
+    fit_params : dict
+        The ``**fit_params`` of the search's ``fit``.
+    owner : str
+        The search's class name, for the message.
+    """
+    for name in fit_params:
+        accepted, names = _fit_accepts(estimator, name)
+        if not accepted:
+            raise ValueError(
+                f"The fit parameter {name!r} of {owner}.fit must be a parameter of the estimator's "
+                f"fit ({type(estimator).__name__}.fit takes {names}). Got {name!r} instead."
+            )
+
+
+def _probe_values(dim) -> list:
+    """Values of a dimension to show the estimator before any work: every listed value, the
+    ends of an integer range, the median of a distribution."""
+    if isinstance(dim, Categorical):
+        return list(dim.values)
+    if isinstance(dim, Integer):
+        return [dim.low, dim.high]
+    if isinstance(dim, Distribution):
+        return [dim.to_value(0.5)]
+    return []
+
+
+def check_estimator_params(estimator, space: SearchSpace, owner: str) -> None:
+    """Refuse, before any work, a value of the search space the estimator's own parameter
+    validation refuses (a wrong-typed grid value would otherwise fail every fit).
+
+    Uses the validation scikit-learn estimators run at the start of ``fit``; estimators without
+    one are not checked.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The search's base estimator.
+    space : SearchSpace
+        The search space.
+    owner : str
+        The search's class name, for the message.
+    """
+    for dims in space._subspaces:
+        for dim in dims:
+            prefix = dim.name.rpartition("__")[0]
+            for value in _probe_values(dim):
+                est = clone(estimator).set_params(**{dim.name: value})
+                target = est.get_params(deep=True)[prefix] if prefix else est
+                validate = getattr(target, "_validate_params", None)
+                if validate is None or not hasattr(target, "_parameter_constraints"):
+                    continue
+                try:
+                    validate()
+                except (ValueError, TypeError) as exc:
+                    raise ValueError(
+                        f"The search space of {owner} must hold values the estimator accepts. Got "
+                        f"{dim.name}={value!r} instead, which {type(target).__name__} refuses: {exc}"
+                    ) from None

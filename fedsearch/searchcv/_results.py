@@ -20,8 +20,9 @@ class ResultsTable:
     """
 
     def __init__(self, space: SearchSpace, party_ids: list, weights, metrics: list[str],
-                 return_train_score: bool):
+                 return_train_score: bool, n_splits: list[int]):
         self.space = space
+        self.n_splits = [int(k) for k in n_splits]
         self.party_ids = list(party_ids)
         self.weights = np.asarray(weights, dtype=float)
         self.metrics = list(metrics)
@@ -61,13 +62,20 @@ class ResultsTable:
                 continue
             for i, point in enumerate(task.points):
                 cell = self._cells.setdefault((self._row(point), p), {
-                    "test": {}, "train": {}, "fit_time": [], "score_time": [], "error": None})
+                    "test": {}, "train": {}, "splits": {}, "train_splits": {}, "fit_time": [],
+                    "score_time": [], "error": None, "kind": None})
                 if reply.error is not None or (reply.errors and reply.errors[i] is not None):
                     cell["error"] = reply.error or reply.errors[i]
+                    cell["kind"] = reply.kind if reply.error is not None else (
+                        reply.error_kinds[i] if reply.error_kinds else None)
                 for m, values in reply.test_scores.items():
                     cell["test"][m] = float(values[i])
                 for m, values in reply.train_scores.items():
                     cell["train"][m] = float(values[i])
+                for m, values in reply.split_scores.items():
+                    cell["splits"][m] = np.asarray(values[i], dtype=float)
+                for m, values in reply.split_train_scores.items():
+                    cell["train_splits"][m] = np.asarray(values[i], dtype=float)
                 if reply.fit_time is not None and not (reply.cached is not None and reply.cached[i]):
                     cell["fit_time"].append(float(reply.fit_time[i]))
                     cell["score_time"].append(float(reply.score_time[i]))
@@ -77,11 +85,31 @@ class ResultsTable:
         return len(self._points)
 
     def failures(self) -> dict:
-        """{party index: [(row, error message), ...]} of every failed evaluation."""
+        """{party index: [(row, error kind, error message), ...]} of every failed evaluation."""
         out: dict[int, list] = {}
         for (row, p), cell in sorted(self._cells.items()):
             if cell["error"] is not None:
-                out.setdefault(p, []).append((row, cell["error"]))
+                out.setdefault(p, []).append((row, cell["kind"], cell["error"]))
+        return out
+
+    def succeeded(self) -> np.ndarray:
+        """Boolean mask of the rows that every party evaluated without a failure."""
+        ok = np.zeros(self.n_rows, dtype=bool)
+        for row in range(self.n_rows):
+            cells = [self._cells.get((row, p)) for p in range(len(self.party_ids))]
+            ok[row] = all(c is not None and c["error"] is None for c in cells)
+        return ok
+
+    def split_scores(self, metric: str, part: str = "test") -> np.ndarray:
+        """Array (n_splits of every party, n_rows) of the folds' scores, party after party
+        (NaN where a party did not evaluate a row or did not report its folds)."""
+        key = "splits" if part == "test" else "train_splits"
+        offsets = np.concatenate([[0], np.cumsum(self.n_splits)])
+        out = np.full((offsets[-1], self.n_rows), np.nan)
+        for (row, p), cell in self._cells.items():
+            values = cell[key].get(metric)
+            if values is not None and len(values) == self.n_splits[p]:
+                out[offsets[p]:offsets[p + 1], row] = values
         return out
 
     def party_scores(self, metric: str, part: str = "test") -> np.ndarray:
@@ -90,6 +118,11 @@ class ResultsTable:
         for (row, p), cell in self._cells.items():
             out[p, row] = cell[part].get(metric, np.nan)
         return out
+
+    def best_score(self, metric: str, aggregate: str) -> float | None:
+        """The best federated score so far among the configurations every party evaluated."""
+        scores = aggregate_scores(self.party_scores(metric), self.weights, aggregate)
+        return float(np.nanmax(scores)) if np.any(np.isfinite(scores)) else None
 
     def results(self, aggregate: str) -> dict:
         """``cv_results_`` in scikit-learn's layout, plus per-party columns."""
@@ -112,25 +145,36 @@ class ResultsTable:
             res[f"param_{pname}"] = values
         res["params"] = params
         parts = ("test", "train") if self.return_train_score else ("test",)
+        offsets = np.concatenate([[0], np.cumsum(self.n_splits)])
         for part in parts:
             for m in self.metrics:
                 scores = self.party_scores(m, part)
-                for p, pid in enumerate(self.party_ids):
-                    res[f"party_{pid}_{part}_{m}"] = scores[p]
+                splits = self.split_scores(m, part)
+                for k, values in enumerate(splits):
+                    res[f"split{k}_{part}_{m}"] = values
                 res[f"mean_{part}_{m}"] = aggregate_scores(scores, self.weights, aggregate)
                 with np.errstate(all="ignore"):
-                    res[f"std_{part}_{m}"] = scores.std(axis=0)
+                    # the spread over the folds of every party, as scikit-learn's over its folds
+                    res[f"std_{part}_{m}"] = _nan_reduce(np.nanstd, splits, fill=np.nan)
                 if part == "test":
                     res[f"rank_test_{m}"] = _rank(res[f"mean_test_{m}"])
+                for p, pid in enumerate(self.party_ids):
+                    res[f"party_{pid}_{part}_{m}"] = scores[p]
+                    with np.errstate(all="ignore"):
+                        res[f"party_{pid}_std_{part}_{m}"] = _nan_reduce(
+                            np.nanstd, splits[offsets[p]:offsets[p + 1]], fill=np.nan)
+                with np.errstate(all="ignore"):
+                    res[f"std_across_parties_{part}_{m}"] = scores.std(axis=0)
         failed = self.failures()
         res["n_failed_parties"] = np.array(
-            [sum(any(r == row for r, _ in failed.get(p, [])) for p in range(len(self.party_ids)))
+            [sum(any(f[0] == row for f in failed.get(p, [])) for p in range(len(self.party_ids)))
              for row in range(n)], dtype=int)
         return res
 
 
-def _nan_reduce(func, a: np.ndarray) -> np.ndarray:
-    out = np.zeros(a.shape[1])
+def _nan_reduce(func, a: np.ndarray, fill: float = 0.0) -> np.ndarray:
+    """``func`` over axis 0 of the columns that hold a value; ``fill`` for the others."""
+    out = np.full(a.shape[1], fill)
     has = ~np.all(np.isnan(a), axis=0)
     out[has] = func(a[:, has], axis=0)
     return out

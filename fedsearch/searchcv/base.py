@@ -10,6 +10,7 @@ differs only in the search space it reads and the strategy it builds (``_get_spa
 from __future__ import annotations
 
 import numbers
+import os
 import time
 import warnings
 from collections.abc import Iterable
@@ -19,6 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -29,7 +31,9 @@ from ..federation import Federation, InProcessFederation
 from ..messages import EvaluateTask, FitTask, SetupTask
 from ..space import SearchSpace
 from ..strategy import OneRound, Strategy, run_rounds
-from ._inputs import check_parties, split_parties
+from ._checkpoint import Checkpoint
+from ._inputs import check_estimator_params, check_fit_params, check_parties, split_parties
+from ._progress import CallbackSupport, RoundReporter, with_callbacks
 from ._results import ResultsTable
 from .ensemble import PartyEnsemble
 
@@ -58,7 +62,7 @@ _SCORING = v.Constraint(
 )
 
 
-class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
+class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
     """Base class of the federated search-CV estimators (not for direct use).
 
     Subclasses implement ``_get_space(self) -> SearchSpace`` and
@@ -77,7 +81,11 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         "random_state": [v.RANDOM_STATE],
         "aggregate": [v.options(*AGGREGATES)],
         "final_fit": [v.options("pooled", "ensemble"), v.NONE],
+        "checkpoint": [v.NONE, v.instance_of(str, os.PathLike, description="a str or path-like")],
     }
+
+    #: whether the search is the same without a seed (a grid): then a checkpoint needs none
+    _seedless = False
 
     #: whether to cross-validate the recommendation in every party when it was not evaluated
     #: by all of them during the search (so that ``best_score_`` is measured, not predicted)
@@ -85,7 +93,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, estimator, *, scoring=None, n_jobs=None, refit=True, cv=None, verbose=0,
                  pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False,
-                 random_state=None, aggregate="weighted", final_fit="pooled"):
+                 random_state=None, aggregate="weighted", final_fit="pooled", checkpoint=None):
         self.estimator = estimator
         self.scoring = scoring
         self.n_jobs = n_jobs
@@ -98,6 +106,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.aggregate = aggregate
         self.final_fit = final_fit
+        self.checkpoint = checkpoint
 
     # ------------------------------------------------------------------ subclass hooks
     def _get_space(self) -> SearchSpace:  # pragma: no cover - abstract
@@ -113,6 +122,9 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _after_search(self, strategy: Strategy, federation: Federation, space: SearchSpace) -> dict:
         """Extra fitted attributes of a subclass, as {name: value}."""
         return {}
+
+    def _check_replies(self, federation: Federation, tasks: dict, replies: dict) -> None:
+        """Extra checks of a subclass on each round's replies (raise to stop the search)."""
 
     # ------------------------------------------------------------------ scoring
     def _metric_names(self):
@@ -167,6 +179,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
                 )
 
     # ------------------------------------------------------------------ fit
+    @with_callbacks
     def fit(self, X=None, y=None, *, parties=None, groups=None, federation=None, **fit_params):
         """Search the space across the parties, then fit the final model.
 
@@ -200,13 +213,18 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         party_ids = list(federation.party_ids)
         weights = np.array([ready[p].n_samples for p in range(len(party_ids))], dtype=float)
         strategy = self._make_strategy(space, len(party_ids), weights, check_random_state(self.random_state))
-        table = ResultsTable(space, party_ids, weights, names, self.return_train_score)
+        table = ResultsTable(space, party_ids, weights, names, self.return_train_score,
+                             [ready[p].n_splits for p in range(len(party_ids))])
 
+        checkpoint = self._open_checkpoint(space, federation, ready)
+        report = RoundReporter(type(self).__name__, self.verbose, table, ready[0].n_splits, party_ids, objective,
+                               self.aggregate)
+        progress = self._root_progress()
         t0 = time.perf_counter()
-        recommended = self._run_search(strategy, federation, table)
+        recommended = self._run_search(strategy, federation, table, checkpoint, report, progress)
         search_time = time.perf_counter() - t0
         results = table.results(self.aggregate)
-        self._warn_failures(table, party_ids, results, objective)
+        self._warn_failures(table, party_ids)
 
         fitted = {
             "cv_results_": results,
@@ -222,13 +240,19 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
             fitted.update(self._select_best(results, table, recommended, objective))
             if self.refit is not False and self.final_fit is not None:
                 t1 = time.perf_counter()
+                step = progress.child("final fit").begin() if progress is not None else None
                 fitted["best_estimator_"] = self._final_fit(space.to_unit(fitted["best_params_"]), space,
                                                              federation, strategy)
+                if step is not None:
+                    step.end()
                 fitted["refit_time_"] = time.perf_counter() - t1
         fitted.update(self._after_search(strategy, federation, space))
         fitted["n_rounds_"] = federation.n_rounds
         fitted["federation_log_"] = federation.log()
         fitted["transcript_"] = federation.transcript
+        fitted["resumed_rounds_"] = checkpoint.resumed if checkpoint is not None else []
+        if progress is not None:
+            progress.end()
         # every attribute is set at once, at the end: a failed fit leaves no half-fitted state
         for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, key)
@@ -238,18 +262,23 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _check_search(self):
         """Validate the parameters before any work: (metric names, multimetric?, objective
         metric, scorer(s), search space)."""
+        if isinstance(self.estimator, type) or not hasattr(self.estimator, "fit") \
+                or not hasattr(self.estimator, "get_params"):
+            shown = (f"the class {self.estimator.__name__} (pass an instance: {self.estimator.__name__}())"
+                     if isinstance(self.estimator, type) else repr(self.estimator))
+            raise TypeError(f"The 'estimator' parameter of {type(self).__name__} must be an estimator "
+                            f"instance (with fit and get_params). Got {shown} instead.")
         v.validate_params(self)
-        if not hasattr(self.estimator, "fit"):
-            raise TypeError(f"The 'estimator' of {type(self).__name__} must have a fit method. "
-                            f"Got {self.estimator!r}.")
         space = self._get_space()
         self._check_param_names(space)
+        check_estimator_params(self.estimator, space, type(self).__name__)
         names, multimetric = self._metric_names()
         return names, multimetric, self._objective(names, multimetric), self._scorers(names, multimetric), space
 
     def _federation(self, X, y, parties, groups, federation, fit_params):
         """The transport: the given one, or the parties of ``X, y`` in this process (checked)."""
         if federation is None:
+            check_fit_params(self.estimator, fit_params, type(self).__name__)
             data = split_parties(X, y, parties, groups, fit_params)
             check_parties(data, self.estimator, self.cv)
             federation = InProcessFederation(datasets=data, n_jobs=self.n_jobs, verbose=int(self.verbose),
@@ -271,25 +300,49 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         ready = federation.setup(SetupTask(
             estimator=self.estimator, space=space, cv=self.cv, scoring=scoring, objective=objective,
             error_score=self.error_score, return_train_score=self.return_train_score))
-        failed = {federation.party_ids[p]: r.error for p, r in ready.items() if r.error is not None}
+        failed = {federation.party_ids[p]: f"{r.kind}: {r.error}" for p, r in ready.items() if r.error is not None}
         if failed:
             raise ValueError(f"The parties could not be set up: {failed}.")
         return ready
 
-    def _run_search(self, strategy, federation, table) -> np.ndarray:
+    def _run_search(self, strategy, federation, table, checkpoint, report, progress) -> np.ndarray:
         """The rounds of ``strategy``, then (if asked) the validation round of its
-        recommendation; every evaluation goes into ``table``. Returns the recommendation."""
-        def record(round_, tasks, replies):
-            table.add(tasks, replies)
+        recommendation; every evaluation goes into ``table``, every round into the checkpoint.
+        Returns the recommendation."""
+        replay = checkpoint.rounds if checkpoint is not None else None
 
-        loop = run_rounds(strategy, federation, on_round=record)
+        def record(round_, tasks, replies):
+            self._check_replies(federation, tasks, replies)
+            table.add(tasks, replies)
+            report(round_, tasks, replies)
+            if checkpoint is not None and round_ not in checkpoint.rounds:
+                checkpoint.save(round_, tasks, replies)
+
+        kwargs = {"on_round": record, "replay": replay, "progress": progress}
+        loop = run_rounds(strategy, federation, **kwargs)
         recommended = strategy.recommend()
         if self._validate_recommendation and not table.complete(recommended):
             tasks = {p: EvaluateTask(recommended[None, :]) for p in range(federation.n_parties)}
-            run_rounds(OneRound(tasks), federation, start=loop.next_round, on_round=record)
+            run_rounds(OneRound(tasks), federation, start=loop.next_round, **kwargs)
         elif table.row_of(recommended) is None:
             table.add_unevaluated(recommended)  # predicted, not measured: NaN scores
         return recommended
+
+    def _open_checkpoint(self, space, federation, ready) -> Checkpoint | None:
+        """The checkpoint of this search (read back when it exists), or None."""
+        if self.checkpoint is None:
+            return None
+        seeded = isinstance(self.random_state, numbers.Integral) and not isinstance(self.random_state, bool)
+        if not seeded and not (self._seedless and self.random_state is None):
+            raise ValueError(f"The 'checkpoint' parameter of {type(self).__name__} needs an int random_state, so "
+                             f"that a resumed search repeats the interrupted one. Got "
+                             f"random_state={self.random_state!r} instead.")
+        params = {k: val for k, val in self.get_params(deep=False).items()
+                  if k not in ("n_jobs", "verbose", "pre_dispatch", "checkpoint")}
+        fingerprint = {"search": type(self).__name__, "params": params, "space": space,
+                       "parties": [[pid, ready[p].n_samples, ready[p].n_splits]
+                                   for p, pid in enumerate(federation.party_ids)]}
+        return Checkpoint(self.checkpoint, fingerprint)
 
     def _select_best(self, results, table, recommended, objective) -> dict:
         """``best_index_``, ``best_params_`` (and ``best_score_``): the recommendation, or the
@@ -301,21 +354,32 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
                                 f"(0 .. {table.n_rows - 1}). Got {best!r}.")
             return {"best_index_": int(best), "best_params_": results["params"][int(best)]}
         best = table.row_of(recommended)
+        succeeded = table.succeeded()
+        if not succeeded[best]:
+            # a configuration that failed in any party is never the answer: the best of those
+            # that succeeded in every party is (the strategy's surface or level may point elsewhere)
+            scores = np.where(succeeded, results[f"mean_test_{objective}"], np.nan)
+            best = int(np.nanargmax(scores)) if np.any(np.isfinite(scores)) else int(np.argmax(succeeded))
         return {"best_index_": best, "best_params_": results["params"][best],
                 "best_score_": float(results[f"mean_test_{objective}"][best])}
 
-    def _warn_failures(self, table, party_ids, results, objective) -> None:
+    def _warn_failures(self, table, party_ids) -> None:
+        """Warn of the failed configurations of each party (with what crossed the boundary: the
+        kind and data-free message); raise when no configuration succeeded in every party."""
         failures = table.failures()
         if not failures:
             return
         total = table.n_rows
-        if all(len(failures.get(p, [])) == total for p in range(len(party_ids))):
-            details = "\n".join(f"party {party_ids[p]!r}: {errs[0][1]}" for p, errs in failures.items())
-            raise ValueError(f"All the {total} configurations failed in every party.\n{details}")
+        if not table.succeeded().any():
+            details = "; ".join(f"party {party_ids[p]!r}: {errs[0][1]} ({errs[0][2]})"
+                                for p, errs in failures.items())
+            raise ValueError(f"No configuration succeeded in every party ({total} tried), so there is "
+                             f"nothing to recommend. The first error of each failing party: {details}.")
         for p, errs in failures.items():
             warnings.warn(
                 f"{len(errs)} of {total} configurations failed in party {party_ids[p]!r}; they score "
-                f"error_score={self.error_score!r} there. First error: {errs[0][1]}",
+                f"error_score={self.error_score!r} there and are never recommended. First error "
+                f"({errs[0][1]}): {errs[0][2]}",
                 FitFailedWarning, stacklevel=3,
             )
 
@@ -336,7 +400,7 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         round_ = OneRound(tasks)
         run_rounds(round_, federation, start=federation.next_round)
         replies = round_.replies_
-        failed = {federation.party_ids[p]: r.error for p, r in replies.items() if r.error is not None}
+        failed = {federation.party_ids[p]: f"{r.kind}: {r.error}" for p, r in replies.items() if r.error is not None}
         if failed:
             raise ValueError(f"The final fit failed in parties {failed}.")
         return PartyEnsemble([replies[p].model for p in range(federation.n_parties)],
@@ -422,6 +486,24 @@ class BaseFederatedSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Feature names seen by the final model (when fitted on a DataFrame)."""
         self._check_refitted("feature_names_in_")
         return self.best_estimator_.feature_names_in_
+
+    def get_metadata_routing(self):
+        """How the metadata of ``fit`` and ``score`` is routed (as scikit-learn's searches do).
+
+        Returns
+        -------
+        routing : MetadataRouter
+            The routing to the estimator's ``fit``, the scorer(s) and the CV splitter.
+        """
+        router = MetadataRouter(owner=self).add(
+            estimator=self.estimator, method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+        names, multimetric = self._metric_names()
+        scorers = self._scorers(names, multimetric)
+        scorer_mapping = MethodMapping().add(caller="score", callee="score").add(caller="fit", callee="score")
+        for name, scorer in (scorers.items() if multimetric else [("scorer", scorers)]):
+            router.add(**{name if not multimetric else f"scorer_{name}": scorer}, method_mapping=scorer_mapping)
+        router.add(splitter=self.cv, method_mapping=MethodMapping().add(caller="fit", callee="split"))
+        return router
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "cv_results_")

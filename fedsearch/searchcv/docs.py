@@ -30,7 +30,10 @@ _PARAMS_TEXT = """
     cv : int, cross-validation generator or iterable, default=None
         Each party's own cross-validation (None: 5-fold, stratified for classifiers).
     verbose : int, default=0
-        Print a line per round (and joblib's progress above 1).
+        1: a line per round with the best federated score so far; 2: also a line per party
+        (configurations and fits, failures); 3: also a line per configuration a party
+        evaluated; above 3, joblib's progress too. For live progress bars use
+        ``set_callbacks(sklearn.callback.ProgressBar())`` (scikit-learn >= 1.9).
     pre_dispatch : int or str, default="2*n_jobs"
         As in joblib's ``Parallel``.
     error_score : "raise" or float, default=np.nan
@@ -51,6 +54,12 @@ _PARAMS_TEXT = """
         the chosen configuration on its own data and the server averages the models'
         predictions weighted by party size; only fitted models cross the boundary (a model can
         still reveal facts about its training data). None: no final model.
+    checkpoint : str, path-like or None, default=None
+        A JSON file where the server records every finished round (the tasks and replies; no
+        pickle). Started again with the same call after being stopped, the search replays the
+        recorded rounds without asking any party and goes on from the first missing one, ending
+        with the results of an uninterrupted run. A checkpoint of another search (estimator,
+        space, parameters, parties or seed) is refused. Needs an int ``random_state``.
 """
 
 _ATTRIBUTES_TEXT = """
@@ -93,6 +102,8 @@ _ATTRIBUTES_TEXT = """
         the party boundary.
     search_time_ : float
         Seconds spent searching.
+    resumed_rounds_ : list of int
+        The rounds replayed from ``checkpoint`` (not sent to the parties again).
     classes_ : ndarray
         Classes of the final model (classifiers).
     n_features_in_ : int

@@ -16,9 +16,13 @@ def _members_have(attr):
 class PartyEnsemble(BaseEstimator):
     """Models fitted by each party on its own data, averaged by party size.
 
-    Only fitted models cross the party boundary, never data. Classifiers average their
-    probabilities (or decision functions, or votes) over the union of the parties' classes;
-    regressors average their predictions.
+    Only fitted models cross the party boundary, never data. Classifiers combine their
+    probabilities over the union of the parties' classes, aligned by label: the probability of a
+    class is the size-weighted mean over the parties that hold that class (a party that never saw
+    a class has no opinion on it, rather than a vote of 0), and each row is then normalised to
+    sum to 1; so a class held by some parties only is still predicted. Without
+    ``predict_proba`` they average decision functions or votes. Regressors (and ``transform``)
+    average the members' outputs by party size.
 
     Parameters
     ----------
@@ -69,6 +73,11 @@ class PartyEnsemble(BaseEstimator):
     def n_features_in_(self):
         return self.estimators[0].n_features_in_
 
+    @property
+    def feature_names_in_(self):
+        """The feature names the members were fitted on (when fitted on DataFrames)."""
+        return self.estimators[0].feature_names_in_
+
     def _aligned(self, method: str, X) -> np.ndarray:
         """Weighted mean of the members' per-class outputs, aligned on the union of classes."""
         classes = self.classes_
@@ -84,7 +93,30 @@ class PartyEnsemble(BaseEstimator):
 
     @available_if(_members_have("predict_proba"))
     def predict_proba(self, X):
-        return self._aligned("predict_proba", X)
+        """Probabilities over ``classes_``: per class, the weighted mean over the parties that
+        hold it; rows normalised to sum to 1."""
+        classes = self.classes_
+        out, held = np.zeros((0, 0)), np.zeros(len(classes))
+        for w, est in zip(self._w, self.estimators):
+            proba = np.asarray(est.predict_proba(X))
+            if not out.size:
+                out = np.zeros((proba.shape[0], len(classes)))
+            cols = np.searchsorted(classes, est.classes_)
+            out[:, cols] += w * proba
+            held[cols] += w
+        out /= held
+        return out / out.sum(axis=1, keepdims=True)
+
+    @available_if(_members_have("predict_proba"))
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    @available_if(_members_have("transform"))
+    def transform(self, X):
+        """The members' transforms of ``X``, averaged by party size."""
+        return sum(w * np.asarray(e.transform(X), dtype=float) for w, e in zip(self._w, self.estimators))
 
     @available_if(_members_have("decision_function"))
     def decision_function(self, X):

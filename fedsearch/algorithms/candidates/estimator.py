@@ -54,14 +54,15 @@ class FederatedGridSearchCV(BaseFederatedSearchCV):
     """
 
     _parameter_constraints = {**BaseFederatedSearchCV._parameter_constraints}
+    _seedless = True
 
     def __init__(self, estimator, param_grid, *, scoring=None, n_jobs=None, refit=True, cv=None,
                  verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False,
-                 random_state=None, aggregate="weighted", final_fit="pooled"):
+                 random_state=None, aggregate="weighted", final_fit="pooled", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_grid = param_grid
 
     def _get_space(self):
@@ -123,11 +124,11 @@ class FederatedRandomizedSearchCV(BaseFederatedSearchCV):
     def __init__(self, estimator, param_distributions, *, n_iter=10, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan,
                  return_train_score=False, random_state=None, aggregate="weighted",
-                 final_fit="pooled"):
+                 final_fit="pooled", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_distributions = param_distributions
         self.n_iter = n_iter
 

@@ -128,11 +128,11 @@ class FedPNESearchCV(BanditSearchCV):
                  delta=None, split="random", pull="uniform", dp_epsilon=None, dp_noise=None, dp_delta=None,
                  dp_accountant="analytic", reward_bounds=None, share_evaluations=True, scoring=None, n_jobs=None, refit=True, cv=None, verbose=0,
                  pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False,
-                 random_state=None, aggregate="mean", final_fit="pooled"):
+                 random_state=None, aggregate="mean", final_fit="pooled", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_distributions = param_distributions
         self.n_iter = n_iter
         self.nu1, self.rho, self.c, self.c1, self.delta = nu1, rho, c, c1, delta

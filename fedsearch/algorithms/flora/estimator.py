@@ -137,11 +137,11 @@ class FLoRASearchCV(BaseFederatedSearchCV):
                  local_search="bo", n_best=None, regressor=None, alpha=1.0, validate=True,
                  scoring=None, n_jobs=None, refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs",
                  error_score=np.nan, return_train_score=False, random_state=None,
-                 aggregate="weighted", final_fit="pooled"):
+                 aggregate="weighted", final_fit="pooled", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_distributions = param_distributions
         self.surface = surface
         self.n_iter = n_iter

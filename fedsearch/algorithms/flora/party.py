@@ -4,7 +4,6 @@ through the :class:`~fedsearch.party.objective.LocalObjective` protocol."""
 from __future__ import annotations
 
 import numbers
-import traceback
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,20 +19,22 @@ __all__ = ["run_local_search"]
 @dataclass
 class _SearchOutput:
     trials: list  # (canonical point, summary, repeated?)
-    error: str | None = None
+    error: BaseException | None = None
 
 
-def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, seed) -> _SearchOutput:
+def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, seed, progress=None) -> _SearchOutput:
     """A party's local search (runs in one worker): ask, evaluate, tell (Algorithm 1, line 3).
 
     ``evaluate(point) -> summary`` is the party's :meth:`LocalObjective.evaluator`. A
     configuration proposed again is not re-evaluated (its summary is reused) but still counts as
-    one of the ``n_iter`` trials. ``factory(space, seed)`` builds the local searcher.
+    one of the ``n_iter`` trials. ``factory(space, seed)`` builds the local searcher;
+    ``progress`` (the unit's callbacks' task) gets one sub-task per trial.
     """
     trials, seen = [], {}
     try:
         searcher = factory(space, seed)
         for _ in range(n_iter):
+            trial = progress.child("trial").begin() if progress is not None else None
             u = space.canonical(searcher.ask())
             key = point_key(u)
             repeated = key in seen
@@ -42,11 +43,13 @@ def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, se
                 seen[key] = len(trials)
             failed = summary["test"] is None
             trials.append((u, summary, repeated))
+            if trial is not None:
+                trial.end()
             if failed and stop_on_error:
                 break
             searcher.tell(u, np.nan if failed else float(summary["test"][metric]))
     except Exception as exc:  # noqa: BLE001 - a failing search is data, not a crash
-        return _SearchOutput(trials, "".join(traceback.format_exception_only(exc)).strip())
+        return _SearchOutput(trials, exc)
     return _SearchOutput(trials)
 
 
@@ -61,7 +64,7 @@ def _units_local_search(party, task: LocalSearchTask) -> list[Unit]:
     return [Unit(run_local_search, (
         party.evaluator(task.seed), party.space, party.metric, party.error_score == "raise",
         local_search_factory(task.method), int(task.n_iter), task.seed,
-    ))]
+    ), task_name="local search", subtasks=int(task.n_iter))]
 
 
 def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSearchReply:
@@ -90,7 +93,9 @@ def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSea
     return LocalSearchReply(
         points=np.array([rows[i][0] for i in keep]).reshape(len(keep), party.n_dims),
         scores=scores[keep],
-        losses=1.0 - scores[keep],  # the paper's loss: 1 - balanced accuracy (App. D.9)
+        # the paper's loss: 1 - balanced accuracy (App. D.9); NaN for a failed configuration
+        # whatever its error_score, so that no surface takes a failure for a good region
+        losses=np.where([rows[i][1]["test"] is None for i in keep], np.nan, 1.0 - scores[keep]),
         trials=keep.astype(int),
         n_evaluations=n,
         n_failed=int(sum(r["error"] is not None for _, r, _ in rows)),
@@ -101,7 +106,9 @@ def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSea
         fit_time=timing("fit_time") if detailed else None,
         score_time=timing("score_time") if detailed else None,
         errors=tuple(rows[i][1]["error"] for i in keep),
-        error=out.error,
+        error_kinds=tuple(rows[i][1].get("kind") for i in keep),
+        error=None if out.error is None else party.record_error(out.error, "local_search"),
+        kind=None if out.error is None else "local_search",
     )
 
 

@@ -85,7 +85,8 @@ class FLoRAStrategy(Strategy):
     heterogeneity_ : float
         ``gamma_p`` of §3 from the uploaded losses.
     failed_parties_ : dict of int to str
-        Parties whose local search failed, with the error.
+        Parties whose local search failed or uploaded no finite loss, with the reason (the
+        data-free message of the search's failure, or of its first failed configuration).
     validation_ : dict of int to EvaluateReply
         The validation round's replies.
 
@@ -146,8 +147,9 @@ class FLoRAStrategy(Strategy):
             self.validation_ = dict(sorted(replies.items()))
             return
         # Algorithm 1, line 5: collect E = {E_i}; a party that could not search is a failure
-        self.failed_parties_ = {p: r.error for p, r in sorted(replies.items()) if r.error is not None}
         self.local_replies_ = {p: r for p, r in sorted(replies.items()) if isinstance(r, LocalSearchReply)}
+        self.failed_parties_ = {p: _reason(r) for p, r in sorted(replies.items())
+                                if r.error is not None or not np.any(np.isfinite(r.losses))}
         uploaded = [r for r in self.local_replies_.values() if len(r.points) > 0]
         best = [np.nanmin(r.losses) if np.any(np.isfinite(r.losses)) else np.nan for r in uploaded]
         self.heterogeneity_ = heterogeneity(best)  # gamma_p, §3
@@ -166,8 +168,19 @@ class FLoRAStrategy(Strategy):
                 return r.points[int(np.nanargmin(r.losses))].copy()
         if self.surface not in self.surface_points_:
             details = "; ".join(f"party {p}: {e}" for p, e in self.failed_parties_.items())
-            raise ValueError(f"No loss surface could be fitted: no party uploaded a finite loss. {details}")
+            raise ValueError(f"No loss surface could be fitted: no party uploaded a finite loss ({details}).")
         return self.surface_points_[self.surface].copy()
+
+
+def _reason(reply) -> str:
+    """Why a party uploaded no finite loss: its search's error, else its first failed
+    configuration's, else the scores it uploaded."""
+    if reply.error is not None:
+        return reply.error
+    first = next((e for e in reply.errors if e is not None), None)
+    if first is not None:
+        return f"every configuration failed, the first with {first}"
+    return f"no configuration uploaded a finite score ({len(reply.losses)} uploaded)"
 
 
 @register_strategy("flora")

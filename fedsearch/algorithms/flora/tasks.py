@@ -59,10 +59,12 @@ class LocalSearchReply(Reply):
         How many of them failed, uploaded or not.
     n_samples : int
         The party's number of samples.
-    test_scores, std_scores, train_scores, fit_time, score_time, errors
+    test_scores, std_scores, train_scores, fit_time, score_time, errors, error_kinds
         As in :class:`~fedsearch.messages.EvaluateReply`, one entry per pair.
     error : str or None
         Set when the search itself failed (the pairs tried until then are still uploaded).
+    kind : str or None
+        ``"local_search"`` when ``error`` is set.
     """
 
     points: np.ndarray
@@ -78,7 +80,9 @@ class LocalSearchReply(Reply):
     fit_time: np.ndarray | None = None
     score_time: np.ndarray | None = None
     errors: tuple = ()
+    error_kinds: tuple = ()
     error: str | None = None
+    kind: str | None = None
 
     def as_evaluation(self, task=None) -> tuple[EvaluateTask, EvaluateReply]:
         """The pairs as if the party had been sent them in an :class:`EvaluateTask` (``task``,
@@ -88,6 +92,6 @@ class LocalSearchReply(Reply):
         reply = EvaluateReply(
             scores=self.scores, n_samples=self.n_samples, test_scores=self.test_scores,
             std_scores=self.std_scores, train_scores=self.train_scores, fit_time=self.fit_time,
-            score_time=self.score_time, errors=self.errors, cached=cached,
+            score_time=self.score_time, errors=self.errors, error_kinds=self.error_kinds, cached=cached,
         )
         return EvaluateTask(self.points), reply

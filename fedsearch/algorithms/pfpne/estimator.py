@@ -3,23 +3,15 @@ per party."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils.metaestimators import available_if
 
 from ... import _validation as v
-from ...messages import EvaluateReply, EvaluateTask, FitTask
 from ...searchcv import docs
-from ...searchcv.base import _estimator_has
-from ...searchcv.ensemble import PartyEnsemble
-from ...strategy import OneRound, run_rounds
+from ...searchcv.personal import PERSONAL_FINAL_FITS, PersonalSearchMixin
 from ..xarmed.estimator import BANDIT_ATTRIBUTES, BANDIT_PARAMS, BanditSearchCV
 from .strategy import PFPNEStrategy
 
 __all__ = ["PFPNESearchCV"]
-
-FINAL_FITS = ("local", "pooled", "ensemble")
 
 _FINAL_FIT_PARAM = """    final_fit : {"local", "pooled", "ensemble"} or None, default="local"
         How the final models are trained. ``"local"``: each party fits *its own* configuration
@@ -54,7 +46,7 @@ _PERSONAL_ATTRIBUTES = """    best_params_per_party_ : dict
 """
 
 
-class PFPNESearchCV(BanditSearchCV):
+class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
     __doc__ = """Personalized federated hyper-parameter search by PF-PNE: a configuration per party.
 
     PF-PNE (Li, Song, Honorio, Lin, Algorithms 1-3) searches a binary tree of boxes of the unit
@@ -101,7 +93,7 @@ class PFPNESearchCV(BanditSearchCV):
     pull : {"uniform", "center"}, default="uniform"
         A uniformly random configuration of the box per pull, or the box's centre (the paper's
         experiments; repeated pulls are then answered from the party's cache).
-""" + docs.join(BANDIT_PARAMS, "reward_bounds", "share_evaluations", "aggregate") + docs.common_params(exclude=("aggregate",))[0] + _FINAL_FIT_PARAM + """
+""" + docs.join(BANDIT_PARAMS, "reward_bounds", "share_evaluations", "aggregate") + docs.common_params(exclude=("aggregate", "final_fit")) + _FINAL_FIT_PARAM + """
     Attributes
     ----------
 """ + docs.common_attributes() + docs.join(BANDIT_ATTRIBUTES, "strategy_") + _PERSONAL_ATTRIBUTES + """
@@ -136,17 +128,17 @@ class PFPNESearchCV(BanditSearchCV):
         "gap": [v.POSITIVE],
         "c": [v.POSITIVE],
         "c1": [v.POSITIVE],
-        "final_fit": [v.options(*FINAL_FITS), v.NONE],
+        "final_fit": [v.options(*PERSONAL_FINAL_FITS), v.NONE],
     }
 
     def __init__(self, estimator, param_distributions, *, n_iter=100, gap=0.01, nu1=1.0, rho=0.5, c=0.1,
                  c1=1.0, split="random", pull="uniform", reward_bounds=None, share_evaluations=True, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", error_score=np.nan,
-                 return_train_score=False, random_state=None, aggregate="mean", final_fit="local"):
+                 return_train_score=False, random_state=None, aggregate="mean", final_fit="local", checkpoint=None):
         super().__init__(estimator, scoring=scoring, n_jobs=n_jobs, refit=refit, cv=cv,
                          verbose=verbose, pre_dispatch=pre_dispatch, error_score=error_score,
                          return_train_score=return_train_score, random_state=random_state,
-                         aggregate=aggregate, final_fit=final_fit)
+                         aggregate=aggregate, final_fit=final_fit, checkpoint=checkpoint)
         self.param_distributions = param_distributions
         self.n_iter = n_iter
         self.gap, self.nu1, self.rho, self.c, self.c1 = gap, nu1, rho, c, c1
@@ -159,70 +151,10 @@ class PFPNESearchCV(BanditSearchCV):
             space.n_dims, n_parties, self.n_iter, nu1=self.nu1, rho=self.rho, c=self.c, c1=self.c1,
             gap=self.gap, split=self.split, pull=self.pull, share=self.share_evaluations, weights=weights, random_state=seed), seed)
 
-    def _final_fit(self, point, space, federation, strategy):
-        if self.final_fit != "local":
-            return super()._final_fit(point, space, federation, strategy)
-        # each party fits its own configuration on its own data: only the configuration goes over
-        return self._party_models(federation, {p: FitTask(strategy.recommend(party=p))
-                                               for p in range(federation.n_parties)})
-
     def _after_search(self, strategy, federation, space):
         fitted = super()._after_search(strategy, federation, space)
-        party_ids = list(federation.party_ids)
-        own = [strategy.recommend(party=p) for p in range(len(party_ids))]
-        common = strategy.recommend()
-        # one validation round: every party cross-validates its own and the federation's configuration
-        comparison = OneRound({p: EvaluateTask(np.vstack([own[p], common])) for p in range(len(party_ids))})
-        run_rounds(comparison, federation, start=federation.next_round)
-        replies = comparison.replies_
-        names, _ = self._metric_names()
-        results = {"party": party_ids,
-                   "params_personal": [space.to_params(u) for u in own],
-                   "params_global": [space.to_params(common) for _ in party_ids]}
-        for name in names:
-            scores = np.full((len(party_ids), 2), np.nan)
-            for p, reply in replies.items():
-                if isinstance(reply, EvaluateReply) and reply.error is None and name in reply.test_scores:
-                    scores[p] = reply.test_scores[name]
-            results[f"personal_test_{name}"] = scores[:, 0].tolist()
-            results[f"global_test_{name}"] = scores[:, 1].tolist()
-            results[f"gain_test_{name}"] = (scores[:, 0] - scores[:, 1]).tolist()
+        results = self._personal_results(strategy, federation, space)
         return {**fitted,
-                "best_params_per_party_": dict(zip(party_ids, results["params_personal"])),
+                "best_params_per_party_": dict(zip(results["party"], results["params_personal"])),
                 "personal_results_": results,
                 "collaborative_rounds_": fitted["strategy_"].collaborative_rounds_}
-
-    # ------------------------------------------------------------------ one model per party
-    @property
-    def best_estimators_(self) -> dict:
-        self._check_refitted("best_estimators_")
-        if not isinstance(self.best_estimator_, PartyEnsemble):
-            raise AttributeError(
-                f"best_estimators_ exists only when each party fitted its own model (final_fit='local' "
-                f"or 'ensemble'); this {type(self).__name__} was fitted with final_fit={self.final_fit!r}.")
-        return dict(zip(self.party_ids_, self.best_estimator_.estimators_))
-
-    def _model_of(self, party, method: str):
-        """The final model serving ``party`` (None: the federation's)."""
-        self._check_refitted(method)
-        if party is None:
-            return self.best_estimator_
-        models = self.best_estimators_
-        if party not in models:
-            raise ValueError(f"Unknown party {party!r}; the parties are {list(models)}.")
-        return models[party]
-
-    @available_if(_estimator_has("predict"))
-    def predict(self, X, party=None):
-        """Predict with ``party``'s own model, or with the federation's final model (party=None)."""
-        return self._model_of(party, "predict").predict(X)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X, party=None):
-        """Class probabilities of ``party``'s own model, or of the federation's (party=None)."""
-        return self._model_of(party, "predict_proba").predict_proba(X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X, party=None):
-        """Decision function of ``party``'s own model, or of the federation's (party=None)."""
-        return self._model_of(party, "decision_function").decision_function(X)

@@ -16,6 +16,7 @@ from sklearn.base import is_classifier
 
 from ... import _validation as v
 from ..._random import draw_seed
+from ...messages import EvaluateReply
 from ...searchcv import BaseFederatedSearchCV, docs
 from ...space import SearchSpace
 from .nodes import PULLS
@@ -96,6 +97,24 @@ class BanditSearchCV(BaseFederatedSearchCV):
 
     def _after_search(self, strategy, federation, space):
         return {"strategy_": getattr(strategy, "strategy", strategy)}
+
+    def _check_replies(self, federation, tasks, replies):
+        """Stop the search when a noise-free score lies outside ``reward_bounds``: the bandit
+        would get rewards outside [0, 1] (an MSE of 3158 with bounds (-1, 0) is not a reward)."""
+        if self.reward_bounds is None:
+            return
+        low, high = self.reward_bounds
+        for p, reply in replies.items():
+            if not isinstance(reply, EvaluateReply) or reply.error is not None or getattr(tasks[p], "noise_std", 0):
+                continue
+            scores = np.asarray(reply.scores, dtype=float)
+            outside = np.isfinite(scores) & ((scores < low) | (scores > high))
+            if outside.any():
+                raise ValueError(
+                    f"The 'reward_bounds' parameter of {type(self).__name__} must contain the scores it "
+                    f"rescales: party {federation.party_ids[p]!r} scored {scores[outside][0]:.6g}. Got "
+                    f"{tuple(self.reward_bounds)!r} instead."
+                )
 
 
 BANDIT_ATTRIBUTES = docs.entries("""    strategy_ : Strategy
