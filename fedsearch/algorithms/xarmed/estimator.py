@@ -16,11 +16,11 @@ from sklearn.base import is_classifier
 
 from ... import _validation as v
 from ..._random import draw_seed
-from ...messages import EvaluateReply
 from ...searchcv import BaseFederatedSearchCV, docs
 from ...space import SearchSpace
 from .nodes import PULLS
 from .reward import RewardAdapter
+from .tasks import PullReply
 from .tree import SPLIT_RULES
 
 __all__ = ["BanditSearchCV", "BOUNDED_SCORERS", "BANDIT_PARAMS", "BANDIT_ATTRIBUTES"]
@@ -105,9 +105,10 @@ class BanditSearchCV(BaseFederatedSearchCV):
             return
         low, high = self.reward_bounds
         for p, reply in replies.items():
-            if not isinstance(reply, EvaluateReply) or reply.error is not None or getattr(tasks[p], "noise_std", 0):
+            if not isinstance(reply, PullReply) or reply.error is not None or getattr(tasks[p], "noise_std", 0):
                 continue
-            scores = np.asarray(reply.scores, dtype=float)
+            # each configuration's score when shared, else the node means (a mean outside is a score outside)
+            scores = np.asarray(reply.means if reply.evaluation is None else reply.evaluation.scores, dtype=float)
             outside = np.isfinite(scores) & ((scores < low) | (scores > high))
             if outside.any():
                 raise ValueError(
