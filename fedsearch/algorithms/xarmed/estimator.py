@@ -16,7 +16,6 @@ from sklearn.base import is_classifier
 
 from ... import _validation as v
 from ..._random import draw_seed
-from ...messages import EvaluateReply
 from ...searchcv import BaseFederatedSearchCV, docs
 from ...space import SearchSpace
 from .nodes import PULLS
@@ -109,7 +108,10 @@ class BanditSearchCV(BaseFederatedSearchCV):
             if not isinstance(reply, (PullReply, EvaluateReply)) or reply.error is not None \
                     or getattr(tasks[p], "noise_std", 0):
                 continue  # a DP release may leave the bounds by its noise
-            scores = np.asarray(reply.means if isinstance(reply, PullReply) else reply.scores, dtype=float)
+            if isinstance(reply, PullReply):  # each configuration's score when shared, else the node means
+                scores = np.asarray(reply.means if reply.evaluation is None else reply.evaluation.scores, dtype=float)
+            else:
+                scores = np.asarray(reply.scores, dtype=float)
             outside = np.isfinite(scores) & ((scores < low) | (scores > high))
             if outside.any():
                 raise ValueError(
