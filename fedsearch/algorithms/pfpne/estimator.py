@@ -97,7 +97,7 @@ class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
     pull : {"uniform", "center"}, default="uniform"
         A uniformly random configuration of the box per pull, or the box's centre (the paper's
         experiments; repeated pulls are then answered from the party's cache).
-""" + docs.join(BANDIT_PARAMS, "reward_bounds", "aggregate") + docs.common_params(exclude=("aggregate",))[0] + _FINAL_FIT_PARAM + """
+""" + docs.join(BANDIT_PARAMS, "reward_bounds", "aggregate") + docs.common_params(exclude=("aggregate", "final_fit")) + _FINAL_FIT_PARAM + """
     Attributes
     ----------
 """ + docs.common_attributes() + docs.join(BANDIT_ATTRIBUTES, "strategy_") + _PERSONAL_ATTRIBUTES + """
