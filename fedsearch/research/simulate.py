@@ -205,7 +205,7 @@ def simulate(strategy, parties: Sequence, n_iter: int, random_state=None, *, n_j
         drawn = {}  # the points of each distinct task, drawn once
         for p, task in tasks.items():
             reply = replies[p]
-            if hasattr(reply, "as_evaluation"):  # a task that chose its own points (DP-FTS-DE's step)
+            if hasattr(reply, "as_evaluation") and not isinstance(reply, PullReply):  # it chose its own points
                 task, reply = reply.as_evaluation()
             if not isinstance(task, (EvaluateTask, PullTask)):
                 continue

@@ -84,7 +84,10 @@ _PARAMS = """    estimator : estimator object
         configuration) and there is no ``personal_results_``.
 """
 
-_FINAL_FIT = """    final_fit : {"local", "pooled", "ensemble"} or None, default="local"
+_FINAL_FIT = """    aggregate : {"mean", "weighted", "min"}, default="mean"
+        ``mean_test_<metric>`` of ``cv_results_`` from the parties' scores (the search itself is
+        personal: each party uses only its own).
+    final_fit : {"local", "pooled", "ensemble"} or None, default="local"
         ``"local"``: each party fits its own configuration (``best_params_per_party_``) on its own
         data; ``best_estimators_`` holds the models and ``predict(X, party=id)`` uses one (without
         ``party``, their predictions averaged by party size). ``"pooled"`` and ``"ensemble"``: one
@@ -148,7 +151,7 @@ class DPFTSDESearchCV(PersonalSearchMixin, BaseFederatedSearchCV):
 
     Parameters
     ----------
-""" + _PARAMS + docs.common_params(exclude=("final_fit",)) + _FINAL_FIT + """
+""" + _PARAMS + docs.common_params(exclude=("aggregate", "final_fit")) + _FINAL_FIT + """
     Attributes
     ----------
 """ + docs.common_attributes() + _ATTRIBUTES + """
