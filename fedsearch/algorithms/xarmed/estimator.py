@@ -16,6 +16,7 @@ from sklearn.base import is_classifier
 
 from ... import _validation as v
 from ..._random import draw_seed
+from ...messages import EvaluateReply
 from ...searchcv import BaseFederatedSearchCV, docs
 from ...space import SearchSpace
 from .nodes import PULLS
