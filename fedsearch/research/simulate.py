@@ -202,11 +202,15 @@ def simulate(strategy, parties: Sequence, n_iter: int, random_state=None, *, n_j
     chunks = [[] for _ in parties]
 
     def record(round_, tasks, replies):
-        drawn = {}  # the points of each distinct task, drawn once
+        drawn = {}  # the points of each distinct task object (alive during the round), drawn once
         for p, task in tasks.items():
             reply = replies[p]
-            if hasattr(reply, "as_evaluation") and not isinstance(reply, PullReply):  # it chose its own points
-                task, reply = reply.as_evaluation()
+            if hasattr(reply, "as_evaluation") and not isinstance(reply, PullReply):
+                task, reply = reply.as_evaluation()  # the party chose its own points: a new task
+                x = task.points
+                chunks[p].append((x, reply.scores if reply.error is None else np.full(len(x), np.nan),
+                                  np.full(len(x), round_)))
+                continue
             if not isinstance(task, (EvaluateTask, PullTask)):
                 continue
             if id(task) not in drawn:
