@@ -206,7 +206,7 @@ def simulate(strategy, parties: Sequence, n_iter: int, random_state=None, *, n_j
         for p, task in tasks.items():
             reply = replies[p]
             if hasattr(reply, "as_evaluation") and not isinstance(reply, PullReply):
-                task, reply = reply.as_evaluation()  # the party chose its own points: a new task
+                task, reply = reply.as_evaluation(task)  # the party chose its own points: a new task
                 x = task.points
                 chunks[p].append((x, reply.scores if reply.error is None else np.full(len(x), np.nan),
                                   np.full(len(x), round_)))

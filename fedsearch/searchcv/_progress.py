@@ -98,7 +98,7 @@ class RoundReporter:
 def _fresh_evaluations(task, reply) -> list[tuple[np.ndarray, float]]:
     """The (point, score) pairs a party evaluated anew for this task (not from its cache)."""
     if hasattr(reply, "as_evaluation"):
-        task, reply = reply.as_evaluation()
+        task, reply = reply.as_evaluation(task)
     if getattr(reply, "scores", None) is None or not hasattr(task, "points"):
         return []
     cached = reply.cached if reply.cached is not None else np.zeros(len(reply.scores), dtype=bool)

@@ -116,7 +116,7 @@ class FTSStepReply(Reply):
     errors: tuple = ()
     error: str | None = None
 
-    def as_evaluation(self) -> tuple[EvaluateTask, EvaluateReply]:
+    def as_evaluation(self, task=None) -> tuple[EvaluateTask, EvaluateReply]:
         """The round's evaluations as if the party had been sent them in an :class:`EvaluateTask`."""
         keys = [point_key(p) for p in self.points]
         cached = np.array([k in keys[:i] for i, k in enumerate(keys)], dtype=bool)
