@@ -49,8 +49,8 @@ class FederatedGridSearchCV(BaseFederatedSearchCV):
     >>> search = FederatedGridSearchCV(model, {"logisticregression__C": [0.01, 0.1, 1.0]}, cv=3)
     >>> search.fit(X, y, parties=site).best_params_
     {'logisticregression__C': 0.1}
-    >>> sorted(k for k in search.cv_results_ if k.startswith("party_"))
-    ['party_0_test_score', 'party_1_test_score', 'party_2_test_score']
+    >>> sorted(k for k in search.cv_results_ if k.startswith("party_"))  # mean and fold spread per party
+    ['party_0_std_test_score', 'party_0_test_score', 'party_1_std_test_score', 'party_1_test_score', 'party_2_std_test_score', 'party_2_test_score']
     """
 
     _parameter_constraints = {**BaseFederatedSearchCV._parameter_constraints}
