@@ -9,7 +9,6 @@ run's context state.
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 
 from flwr.app import ConfigRecord, Context, Message, RecordDict
@@ -17,7 +16,7 @@ from flwr.clientapp import ClientApp
 
 from .. import algorithms  # noqa: F401 - registers every algorithm's tasks and their handlers
 from ..federation.flower import HELLO, RECORD, TASK
-from ..messages import ErrorReply, SetupTask, _from_json, _to_json, decode, encode
+from ..messages import ErrorReply, SetupTask, decode, encode
 from .data import Party
 
 __all__ = ["client_app", "answer", "load_party_data"]
@@ -51,11 +50,11 @@ def load_party_data(node_config) -> tuple:
 def _dump_cache(cache: dict) -> str:
     """A party's cache as JSON (a failure's exception object stays behind, its message kept)."""
     kept = {key: {k: v for k, v in summary.items() if k != "exception"} for key, summary in cache.items()}
-    return json.dumps(_to_json(kept, strict=True), allow_nan=True, separators=(",", ":"))
+    return encode(kept).decode()
 
 
 def _load_cache(text: str) -> dict:
-    return _from_json(json.loads(text))
+    return decode(text)
 
 
 def answer(task_json: str, node_config, state: RecordDict) -> str:

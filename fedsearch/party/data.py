@@ -22,7 +22,7 @@ from .base import BaseParty
 from .objective import Summary, empty_summary
 from .registry import Unit, register_handler
 
-__all__ = ["Party", "FoldResult", "fit_and_score_fold"]
+__all__ = ["Party", "CrossValidation", "FoldResult", "fit_and_score_fold", "summarise_folds"]
 
 
 @dataclass
@@ -77,7 +77,7 @@ def summarise_folds(results: list[FoldResult]) -> Summary:
 
 
 @dataclass(frozen=True)
-class _CrossValidation:
+class CrossValidation:
     """A data party's evaluation of one point at a time, for work inside one unit (picklable)."""
 
     estimator: Any
@@ -196,8 +196,8 @@ class Party(BaseParty):
         k = self.n_splits
         return [self.checked(point, summarise_folds(outputs[i * k:(i + 1) * k])) for i, point in enumerate(points)]
 
-    def evaluator(self, seed=None) -> _CrossValidation:
-        return _CrossValidation(self.estimator, self.X, self.y, self.folds, self.space, self.scoring,
+    def evaluator(self, seed=None) -> CrossValidation:
+        return CrossValidation(self.estimator, self.X, self.y, self.folds, self.space, self.scoring,
                                 self.fit_params, self.return_train_score)
 
     def describe(self, point) -> dict:

@@ -11,7 +11,7 @@ from joblib.parallel import get_active_backend
 from sklearn.utils.parallel import Parallel, delayed
 
 from ...party import Unit, register_handler
-from ...party.data import _CrossValidation, fit_and_score_fold, summarise_folds
+from ...party.data import CrossValidation, fit_and_score_fold, summarise_folds
 from ...space import point_key
 from .local_search import local_search_factory, local_search_methods
 from .tasks import LocalSearchReply, LocalSearchTask
@@ -36,7 +36,7 @@ class _FoldsInThreads:
     sequential evaluation, so the results are the same.
     """
 
-    cv: _CrossValidation
+    cv: CrossValidation
 
     def __call__(self, point):
         cv = self.cv
@@ -61,7 +61,7 @@ def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, se
     is reused) but still counts as one of the ``n_iter`` trials. ``factory(space, seed)`` builds
     the local searcher; ``progress`` (the unit's callbacks' task) gets one sub-task per trial.
     """
-    if isinstance(evaluate, _CrossValidation) and len(evaluate.folds) > 1 and _in_a_worker():
+    if isinstance(evaluate, CrossValidation) and len(evaluate.folds) > 1 and _in_a_worker():
         evaluate = _FoldsInThreads(evaluate)
     trials, seen = [], {}
     try:
