@@ -160,7 +160,7 @@ def replay(data_dir, model: str, dataset: str, *, n_repeats=0, surfaces=SURFACES
     """
     space = presets.get(model).space
     pairs = paper_pairs(data_dir, model, dataset, space)
-    ours = LossSurfaces(random_state=seed, n_jobs=n_jobs).fit(pairs).minimize(space, surfaces=surfaces)
+    ours = LossSurfaces(random_state=seed).fit(pairs).minimize(space, surfaces=surfaces)
     picks = paper_picks(data_dir, model, dataset)
     rescore_paper = rescore_paper or dataset == "oil_spill"  # its picks.csv scores used 5 folds, not 10
     best_params, best_paper = central_best(data_dir, model, dataset, space.param_names)

@@ -186,7 +186,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         return FLoRAStrategy(
             n_parties, space, n_iter=self.n_iter, local_search=self.local_search,
             n_best=self.n_best, surface=self.surface, regressor=self.regressor, alpha=self.alpha,
-            validate=self.validate, random_state=random_state, n_jobs=self.n_jobs,
+            validate=self.validate, random_state=random_state,
             n_validate=self.n_validate, aggregate=self.aggregate, default_point=self._default_point(space),
         )
 

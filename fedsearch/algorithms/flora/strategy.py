@@ -76,9 +76,6 @@ class FLoRAStrategy(Strategy):
     validate : bool, default=True
         Add the validation round.
     random_state : int, RandomState, Generator or None, default=None
-    n_jobs : int or None, default=None
-        Workers of the server's loss surfaces (the forests' trees are fitted and evaluated in
-        parallel while the parties' workers idle); the recommendation does not depend on it.
     n_validate : int, default=1
         Candidates of the validation round (beyond the paper): the arg-min of ``surface``, then
         the other surfaces' distinct arg-mins, then ``default_point``, the first ``n_validate``
@@ -128,7 +125,7 @@ class FLoRAStrategy(Strategy):
     """
 
     def __init__(self, n_parties, space=None, *, n_iter=100, local_search="bo", n_best=None,
-                 surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None, n_jobs=None,
+                 surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None,
                  n_validate=1, aggregate="weighted", default_point=None):
         if surface not in SURFACES:
             raise ValueError(f"surface must be one of {list(SURFACES)}. Got {surface!r}.")
@@ -141,7 +138,6 @@ class FLoRAStrategy(Strategy):
         self.regressor = regressor
         self.alpha = alpha
         self.validate = validate
-        self.n_jobs = n_jobs
         self.n_validate = n_validate
         self.aggregate_how = aggregate
         self.default_point = default_point
@@ -198,7 +194,7 @@ class FLoRAStrategy(Strategy):
         if not any(np.isfinite(best)):
             return
         # line 6: the loss surfaces; line 7: their arg-min over the whole space (eq. 2.7)
-        self.surfaces_ = LossSurfaces(self.regressor, self.alpha, self._surface_seed, self.n_jobs).fit(
+        self.surfaces_ = LossSurfaces(self.regressor, self.alpha, self._surface_seed).fit(
             [(r.points, r.losses) for r in uploaded])
         self.surface_points_ = self.surfaces_.minimize(self.space)
         self.candidates_ = self._candidates()

@@ -22,7 +22,6 @@ import inspect
 import numpy as np
 from sklearn.base import clone
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
-from sklearn.utils.parallel import Parallel, delayed
 
 from ...space import SearchSpace
 
@@ -60,10 +59,6 @@ class LossSurfaces:
         Weight of the uncertainty in ``sgm+u`` (1 in the paper).
     random_state : int, Generator or None, default=None
         Seeds the regressors (when they take a ``random_state`` left at None) and the arg-min.
-    n_jobs : int or None, default=None
-        Workers of the regressors (when they take an ``n_jobs`` left at None: a forest's trees
-        are fitted and evaluated in parallel) and of the per-tree predictions of ``sgm+u``. The
-        surfaces do not depend on it.
 
     Attributes
     ----------
@@ -92,11 +87,10 @@ class LossSurfaces:
     True
     """
 
-    def __init__(self, regressor=None, alpha=1.0, random_state=None, n_jobs=None):
+    def __init__(self, regressor=None, alpha=1.0, random_state=None):
         self.regressor = regressor
         self.alpha = alpha
         self.random_state = random_state
-        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fitting
     def fit(self, pairs):
@@ -117,8 +111,6 @@ class LossSurfaces:
         seed, self._argmin_seed = (int(s) for s in rng.integers(2**31, size=2))
         if "random_state" in base.get_params() and base.get_params()["random_state"] is None:
             base = clone(base).set_params(random_state=seed)
-        if "n_jobs" in base.get_params() and base.get_params()["n_jobs"] is None:
-            base = clone(base).set_params(n_jobs=self.n_jobs)
 
         Xs, ys, self.parties_ = [], [], []
         for i, (points, losses) in enumerate(pairs):
@@ -136,9 +128,9 @@ class LossSurfaces:
 
         self.n_dims_ = Xs[0].shape[1]
         self.points_ = np.vstack(Xs)
-        # SGM / SGM+U: one model on the union E = U_i E_i (§2.2)
-        self.global_ = clone(base).fit(self.points_, np.concatenate(ys))
+        # SGM / SGM+U: one model on the union E = U_i E_i (§2.2);
         # APLM / MPLM: one model per party on its own E_i (§2.2, App. B)
+        self.global_ = clone(base).fit(self.points_, np.concatenate(ys))
         self.local_ = [clone(base).fit(X, y) for X, y in zip(Xs, ys)]
         self._std = _uncertainty_method(self.global_)
         self.surfaces_ = SURFACES if self._std is not None else tuple(s for s in SURFACES if s != "sgm+u")
@@ -146,8 +138,7 @@ class LossSurfaces:
 
     def _global_mean_std(self, U):
         if self._std == "trees":  # the forest's mean and the spread of its trees (App. B)
-            per_tree = np.array(Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(tree.predict)(U) for tree in self.global_.estimators_))
+            per_tree = np.array([tree.predict(U) for tree in self.global_.estimators_])
             return per_tree.mean(axis=0), per_tree.std(axis=0)
         if self._std == "return_std":
             return self.global_.predict(U, return_std=True)
@@ -210,21 +201,30 @@ class LossSurfaces:
             snap = space.canonical  # vectorised over the candidates
         else:  # continuous coordinates are their own canonical point
             snap = lambda U: U  # noqa: E731
-        cand = np.vstack([self.points_, snap(rng.random((n_candidates, self.n_dims_)))])
+        d = self.n_dims_
+        cand = np.vstack([self.points_, snap(rng.random((n_candidates, d)))])
         values = self.predict(cand, {*surfaces, "aplm"})
-        best = {}
+        # the perturbations, drawn surface by surface and step by step (they do not depend on
+        # the surface values), so that every surface's search moves in lock-step below
+        noise = {s: [rng.normal(0.0, step, (n_starts, n_perturbations, d)) for step in steps]
+                 for s in surfaces}
+        starts, keys = {}, {}
         for s in surfaces:
             order = np.lexsort((values["aplm"], values[s]))[:n_starts]  # stable: earliest first
-            starts, keys = cand[order], np.column_stack([values[s][order], values["aplm"][order]])
-            k, rows = len(starts), np.arange(len(starts))
-            for step in steps:  # all starts move together: one prediction per step
-                moves = starts[:, None, :] + rng.normal(0.0, step, (k, n_perturbations, self.n_dims_))
-                moves = snap(np.clip(moves, 0, 1).reshape(-1, self.n_dims_)).reshape(k, n_perturbations, -1)
-                v = self.predict(moves.reshape(-1, self.n_dims_), {s, "aplm"})
-                v, a = v[s].reshape(k, -1), v["aplm"].reshape(k, -1)
-                j = np.array([np.lexsort((a[i], v[i]))[0] for i in rows])
-                better = (v[rows, j] < keys[:, 0]) | ((v[rows, j] == keys[:, 0]) & (a[rows, j] < keys[:, 1]))
-                starts[better] = moves[rows, j][better]
-                keys[better] = np.column_stack([v[rows, j], a[rows, j]])[better]
-            best[s] = starts[np.lexsort((keys[:, 1], keys[:, 0]))[0]].copy()
-        return best
+            starts[s] = cand[order]
+            keys[s] = np.column_stack([values[s][order], values["aplm"][order]])
+        for i in range(len(steps)):  # all starts of all surfaces move together: one prediction per step
+            moves = {s: snap(np.clip(starts[s][:, None, :] + noise[s][i][:len(starts[s])], 0, 1).reshape(-1, d))
+                     .reshape(len(starts[s]), n_perturbations, d) for s in surfaces}
+            v_all = self.predict(np.vstack([m.reshape(-1, d) for m in moves.values()]), {*surfaces, "aplm"})
+            offset = 0
+            for s in surfaces:
+                k, rows = len(starts[s]), np.arange(len(starts[s]))
+                block = slice(offset, offset + k * n_perturbations)
+                offset += k * n_perturbations
+                v, a = v_all[s][block].reshape(k, -1), v_all["aplm"][block].reshape(k, -1)
+                j = np.array([np.lexsort((a[r], v[r]))[0] for r in rows])
+                better = (v[rows, j] < keys[s][:, 0]) | ((v[rows, j] == keys[s][:, 0]) & (a[rows, j] < keys[s][:, 1]))
+                starts[s][better] = moves[s][rows, j][better]
+                keys[s][better] = np.column_stack([v[rows, j], a[rows, j]])[better]
+        return {s: starts[s][np.lexsort((keys[s][:, 1], keys[s][:, 0]))[0]].copy() for s in surfaces}
