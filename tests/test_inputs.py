@@ -28,6 +28,7 @@ from fedsearch.federation.inprocess import InProcessFederation, PooledData
 from fedsearch.messages import ErrorReply, EvaluateReply, EvaluateTask, SetupTask, decode, encode
 from fedsearch.party.data import FoldResult, summarise_folds
 from fedsearch.searchcv._results import ResultsTable
+from fedsearch.searchcv.ensemble import PartyEnsemble
 from fedsearch.searchcv._inputs import check_estimator_params, split_parties
 from fedsearch.space import SearchSpace
 
@@ -329,10 +330,13 @@ def test_a_flower_party_that_fails_sends_no_data_value(tmp_path, monkeypatch, ca
         "def broken():\n    raise OSError('cannot read row 7: HIV+ Jane Doe')\n"
         "def load():\n    return load_iris(return_X_y=True)\n"
         "class LeakySplit(KFold):\n"
-        "    def split(self, X, y=None, groups=None):\n        raise ValueError('row 7 is HIV+ Jane Doe')\n")
+        "    def split(self, X, y=None, groups=None):\n        raise ValueError('row 7 is HIV+ Jane Doe')\n"
+        "from sklearn.linear_model import LogisticRegression\n"
+        "class LeakyModel(LogisticRegression):\n"
+        "    def fit(self, X, y):\n        raise ValueError('unknown category HIV+ Jane Doe')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(messages, "TRUSTED_MODULES", [*messages.TRUSTED_MODULES, "leaky_silo."])
-    from leaky_silo import LeakySplit
+    from leaky_silo import LeakyModel, LeakySplit
 
     space = SearchSpace({"C": [1.0]})
     setup = encode(SetupTask(estimator=LogisticRegression(), space=space, cv=3)).decode()
@@ -346,9 +350,16 @@ def test_a_flower_party_that_fails_sends_no_data_value(tmp_path, monkeypatch, ca
         assert "Jane" not in raw and "the party could not be set up" in reply.error
         assert "HIV+ Jane Doe" in caplog.text, "the full message stays in the party's log"
         caplog.clear()
-    # a party that opts in shares its messages
+    # a party that opts in shares its messages: of its set-up, and of its fits
     raw = answer(setup, {"party": "z", "loader": "leaky_silo:broken", "share_errors": "true"}, RecordDict())
     assert "HIV+ Jane Doe" in decode(raw).error
+    failing = encode(SetupTask(estimator=LeakyModel(), space=space, cv=3)).decode()
+    evaluate = encode(EvaluateTask(np.array([[0.5]]))).decode()
+    for share in (False, True):
+        config, state = {"party": "z", "loader": "leaky_silo:load", "share_errors": str(share)}, RecordDict()
+        answer(failing, config, state)
+        raw = answer(evaluate, config, state)
+        assert decode(raw).error_kinds == ("fit",) and ("HIV+ Jane Doe" in raw) == share
 
 
 # --------------------------------------------------------------------------- item 3: never recommended
@@ -402,6 +413,23 @@ def test_ensemble_predicts_a_class_that_only_some_parties_hold(iris):
                                      final_fit="ensemble").fit([X[:50], X[50:]])
     members = ensemble.best_estimator_.estimators_
     np.testing.assert_allclose(ensemble.transform(X), (50 * members[0].transform(X) + 100 * members[1].transform(X)) / 150)
+
+
+def test_ensemble_aligns_the_members_classes_by_label(iris):
+    X, y = iris
+    outer = LogisticRegression(max_iter=1000).fit(X[y != 1], y[y != 1])  # classes 0 and 2: the middle one lacks
+    every = LogisticRegression(max_iter=1000).fit(X, y)
+    ensemble = PartyEnsemble([outer, every], [100, 150])
+    assert ensemble.classes_.tolist() == [0, 1, 2]
+    margin = outer.decision_function(X)  # binary: the score of class 2
+    expected = 0.6 * every.decision_function(X)
+    expected[:, [0, 2]] += 0.4 * np.column_stack([-margin, margin])
+    np.testing.assert_allclose(ensemble.decision_function(X), expected)
+    # class 1's probability is every's alone; the others are averaged over both, then normalised
+    proba = np.column_stack([0.4 * outer.predict_proba(X)[:, 0] + 0.6 * every.predict_proba(X)[:, 0],
+                             every.predict_proba(X)[:, 1],
+                             0.4 * outer.predict_proba(X)[:, 1] + 0.6 * every.predict_proba(X)[:, 2]])
+    np.testing.assert_allclose(ensemble.predict_proba(X), proba / proba.sum(axis=1, keepdims=True))
 
 
 # --------------------------------------------------------------------------- item 8: drop-in
