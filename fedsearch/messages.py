@@ -90,6 +90,7 @@ class Reply:
 ERROR_KINDS = {
     "fit": "fitting or scoring the configuration failed at the party",
     "score": "a scorer returned a non-finite score at the party",
+    "setup": "the party could not be set up (loading its data or applying the search's set-up failed)",
     "task": "the party could not run the task",
     "final_fit": "the final fit failed at the party",
     "local_search": "the party's local search failed",
@@ -199,6 +200,8 @@ class EvaluateReply(Reply):
         Standard deviation of the test score over the party's folds.
     fit_time, score_time : ndarray of shape (n_points,)
         Mean seconds per fold (0 for cached configurations).
+    std_fit_time, std_score_time : ndarray of shape (n_points,) or None
+        Their standard deviation over the party's folds (0 for cached configurations).
     n_samples : int
         The party's number of samples (for weighted aggregation).
     split_scores : dict of str to ndarray of shape (n_points, n_splits)
@@ -220,6 +223,8 @@ class EvaluateReply(Reply):
     train_scores: dict = field(default_factory=dict)
     fit_time: np.ndarray | None = None
     score_time: np.ndarray | None = None
+    std_fit_time: np.ndarray | None = None
+    std_score_time: np.ndarray | None = None
     split_scores: dict = field(default_factory=dict)
     split_train_scores: dict = field(default_factory=dict)
     errors: tuple = ()
@@ -282,10 +287,12 @@ def _model_to_json(model) -> dict:
     try:
         from skops import io as sio
     except ImportError as exc:
-        raise _Unencodable(
+        missing = _Unencodable(
             "A fitted model can cross the party boundary only in the skops format; install the "
             "optional extra: pip install 'fedsearch[skops]'."
-        ) from exc
+        )
+        missing.fedsearch_public = True  # a fixed text: a party may send it as it is
+        raise missing from exc
     return {"__model__": base64.b64encode(sio.dumps(model)).decode()}
 
 

@@ -17,16 +17,20 @@ from sklearn.decomposition import PCA
 from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import recall_score
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.utils.metadata_routing import MetadataRouter
 
 from fedsearch import (FederatedGridSearchCV, FederatedRandomizedSearchCV, FLoRASearchCV,
                        LevelOrderSearchCV, PFPNESearchCV)
 from fedsearch.federation.inprocess import InProcessFederation, PooledData
-from fedsearch.messages import SetupTask, encode
-from fedsearch.searchcv._inputs import split_parties
+from fedsearch.messages import ErrorReply, EvaluateReply, EvaluateTask, SetupTask, decode, encode
+from fedsearch.party.data import FoldResult, summarise_folds
+from fedsearch.searchcv._results import ResultsTable
+from fedsearch.searchcv.ensemble import PartyEnsemble
+from fedsearch.searchcv._inputs import check_estimator_params, split_parties
+from fedsearch.space import SearchSpace
 
 FITS = []  # one entry per fit of a base estimator (the in-process parties run sequentially)
 
@@ -161,6 +165,11 @@ def _classification_rows(X, y):
         ("wrong-typed grid value", dict(param_grid={"C": [1.0, "a"]}), ((X, y), {}), ValueError,
          r"The search space of FederatedGridSearchCV must hold values the estimator accepts. Got C='a' "
          r"instead.*The 'C' parameter of CountingLogisticRegression must be a float"),
+        ("wrong-typed value of a pipeline step",
+         dict(estimator=make_pipeline(StandardScaler(), CountingLogisticRegression()),
+              param_grid={"countinglogisticregression__C": [1.0, -1]}),
+         ((X, y), {}), ValueError, r"Got countinglogisticregression__C=-1 instead, which CountingLogisticRegression "
+                                   r"refuses: The 'C' parameter of CountingLogisticRegression must be a float"),
         ("estimator class", dict(estimator=LogisticRegression), ((X, y), {}), TypeError,
          r"The 'estimator' parameter of FederatedGridSearchCV must be an estimator instance \(with fit and "
          r"get_params\). Got the class LogisticRegression \(pass an instance: LogisticRegression\(\)\) instead."),
@@ -174,7 +183,7 @@ def _grid(cancer):
             for name, *rest in rows]
 
 
-N_ROWS = 27
+N_ROWS = 28
 
 
 @pytest.mark.parametrize("row", range(N_ROWS))
@@ -271,6 +280,88 @@ def test_the_party_log_keeps_the_full_message(cancer, caplog):
     assert "123.456" in caplog.text and not any("123.456" in str(w.message) for w in record)
 
 
+class NamesAGroup(KFold):
+    """A splitter whose error quotes a party's value (as a group-aware splitter may)."""
+
+    def split(self, X, y=None, groups=None):
+        if isinstance(groups[0], str):
+            raise ValueError(f"group {groups[0]!r} has too few samples")
+        return super().split(X, y, groups)
+
+
+def test_a_party_that_cannot_be_set_up_sends_no_data_value(cancer, caplog):
+    X, y = cancer
+    Xs, ys = [X[:120], X[120:]], [y[:120], y[120:]]
+    groups = [np.array(["HIV+ Jane Doe"] * 120), np.arange(120)]
+    search = FederatedGridSearchCV(LogisticRegression(), {"C": [1.0]}, cv=3).fit(Xs, ys)
+    before = search.cv_results_
+    search.set_params(cv=NamesAGroup(3))
+    federation = InProcessFederation(datasets=split_parties(Xs, ys, groups=groups))
+    with caplog.at_level("INFO", logger="fedsearch.party"), warnings.catch_warnings(record=True) as record, \
+            pytest.raises(ValueError, match=r"The parties could not be set up; party 0: setup \(ValueError: the "
+                                            r"party could not be set up \(.*\)\.$") as raised:
+        warnings.simplefilter("always")
+        search.fit(federation=federation)
+    assert search.cv_results_ is before, "the old fitted state is kept"
+    # the failure is a reply of party 0, in the transcript, as data; party 1 was set up
+    replies = [(pid, m) for r, pid, d, m in federation.transcript if d == "to_server"]
+    assert [(pid, type(m).__name__) for pid, m in replies] == [(0, "ErrorReply"), (1, "SetupReply")]
+    assert replies[0][1].kind == "setup"
+    wire = b"".join(encode(m) for *_, m in federation.transcript)
+    texts = [str(w.message) for w in record] + [str(raised.value)]
+    assert b"Jane" not in wire and not any("Jane" in t for t in texts)
+    assert "HIV+ Jane Doe" in caplog.text, "the full message stays in the party's log"
+    # the party may opt in to share its messages
+    shared = InProcessFederation(datasets=split_parties(Xs, ys, groups=groups), share_errors=True)
+    with pytest.raises(ValueError, match="HIV\\+ Jane Doe"):
+        search.fit(federation=shared)
+
+
+def test_a_flower_party_that_fails_sends_no_data_value(tmp_path, monkeypatch, caplog):
+    pytest.importorskip("flwr")
+    from flwr.app import RecordDict
+
+    from fedsearch import messages
+    from fedsearch.party._flower_client import answer
+
+    (tmp_path / "leaky_silo.py").write_text(
+        "from sklearn.datasets import load_iris\n"
+        "from sklearn.model_selection import KFold\n"
+        "def broken():\n    raise OSError('cannot read row 7: HIV+ Jane Doe')\n"
+        "def load():\n    return load_iris(return_X_y=True)\n"
+        "class LeakySplit(KFold):\n"
+        "    def split(self, X, y=None, groups=None):\n        raise ValueError('row 7 is HIV+ Jane Doe')\n"
+        "from sklearn.linear_model import LogisticRegression\n"
+        "class LeakyModel(LogisticRegression):\n"
+        "    def fit(self, X, y):\n        raise ValueError('unknown category HIV+ Jane Doe')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(messages, "TRUSTED_MODULES", [*messages.TRUSTED_MODULES, "leaky_silo."])
+    from leaky_silo import LeakyModel, LeakySplit
+
+    space = SearchSpace({"C": [1.0]})
+    setup = encode(SetupTask(estimator=LogisticRegression(), space=space, cv=3)).decode()
+    leaky = encode(SetupTask(estimator=LogisticRegression(), space=space, cv=LeakySplit(3))).decode()
+    for loader, task in [("leaky_silo:broken", setup),  # its data does not load
+                         ("leaky_silo:load", leaky)]:  # the search's set-up fails on its data
+        with caplog.at_level("INFO", logger="fedsearch.party"):
+            raw = answer(task, {"party": "z", "loader": loader}, RecordDict())
+        reply = decode(raw)
+        assert isinstance(reply, ErrorReply) and reply.kind == "setup" and reply.error.startswith("party 'z': ")
+        assert "Jane" not in raw and "the party could not be set up" in reply.error
+        assert "HIV+ Jane Doe" in caplog.text, "the full message stays in the party's log"
+        caplog.clear()
+    # a party that opts in shares its messages: of its set-up, and of its fits
+    raw = answer(setup, {"party": "z", "loader": "leaky_silo:broken", "share_errors": "true"}, RecordDict())
+    assert "HIV+ Jane Doe" in decode(raw).error
+    failing = encode(SetupTask(estimator=LeakyModel(), space=space, cv=3)).decode()
+    evaluate = encode(EvaluateTask(np.array([[0.5]]))).decode()
+    for share in (False, True):
+        config, state = {"party": "z", "loader": "leaky_silo:load", "share_errors": str(share)}, RecordDict()
+        answer(failing, config, state)
+        raw = answer(evaluate, config, state)
+        assert decode(raw).error_kinds == ("fit",) and ("HIV+ Jane Doe" in raw) == share
+
+
 # --------------------------------------------------------------------------- item 3: never recommended
 def test_a_configuration_that_failed_anywhere_is_never_recommended(cancer):
     Xs, ys = _shifted(cancer)
@@ -324,17 +415,38 @@ def test_ensemble_predicts_a_class_that_only_some_parties_hold(iris):
     np.testing.assert_allclose(ensemble.transform(X), (50 * members[0].transform(X) + 100 * members[1].transform(X)) / 150)
 
 
+def test_ensemble_aligns_the_members_classes_by_label(iris):
+    X, y = iris
+    outer = LogisticRegression(max_iter=1000).fit(X[y != 1], y[y != 1])  # classes 0 and 2: the middle one lacks
+    every = LogisticRegression(max_iter=1000).fit(X, y)
+    ensemble = PartyEnsemble([outer, every], [100, 150])
+    assert ensemble.classes_.tolist() == [0, 1, 2]
+    margin = outer.decision_function(X)  # binary: the score of class 2
+    expected = 0.6 * every.decision_function(X)
+    expected[:, [0, 2]] += 0.4 * np.column_stack([-margin, margin])
+    np.testing.assert_allclose(ensemble.decision_function(X), expected)
+    # class 1's probability is every's alone; the others are averaged over both, then normalised
+    proba = np.column_stack([0.4 * outer.predict_proba(X)[:, 0] + 0.6 * every.predict_proba(X)[:, 0],
+                             every.predict_proba(X)[:, 1],
+                             0.4 * outer.predict_proba(X)[:, 1] + 0.6 * every.predict_proba(X)[:, 2]])
+    np.testing.assert_allclose(ensemble.predict_proba(X), proba / proba.sum(axis=1, keepdims=True))
+
+
 # --------------------------------------------------------------------------- item 8: drop-in
 @pytest.mark.parametrize("return_train_score", [False, True])
 def test_one_party_is_gridsearchcv_column_for_column(cancer, return_train_score):
     X, y = cancer
     grid = {"C": [0.01, 0.1, 1.0], "fit_intercept": [True, False]}
     kw = dict(cv=4, scoring=["accuracy", "roc_auc"], refit="roc_auc", return_train_score=return_train_score)
-    ours = FederatedGridSearchCV(LogisticRegression(), grid, **kw).fit(X, y).cv_results_
+    search = FederatedGridSearchCV(LogisticRegression(), grid, **kw).fit(X, y)
+    ours = search.cv_results_
     ref = GridSearchCV(LogisticRegression(), grid, **kw).fit(X, y).cv_results_
     for key, value in ref.items():
         assert key in ours, key
-        if key.endswith("_time"):
+        assert type(ours[key]) is type(value), key
+        if key != "params":
+            assert ours[key].dtype == value.dtype, key
+        if key.endswith("_time"):  # measured, so not equal: the same shape and meaning
             assert np.shape(ours[key]) == np.shape(value) and np.all(np.asarray(ours[key]) >= 0)
         elif key == "params":
             assert ours[key] == value
@@ -345,6 +457,44 @@ def test_one_party_is_gridsearchcv_column_for_column(cancer, return_train_score)
         else:
             np.testing.assert_allclose(ours[key], value, rtol=1e-12, err_msg=key)
     assert ref["std_test_roc_auc"].max() > 0  # the fold spread, not a spread over one party
+    # the times: mean and spread over the folds (the party's own), not over the parties
+    (reply,) = [m for _, _, d, m in search.transcript_ if isinstance(m, EvaluateReply)]
+    for name in ("fit_time", "score_time"):
+        np.testing.assert_array_equal(ours[f"mean_{name}"], getattr(reply, name))
+        np.testing.assert_array_equal(ours[f"std_{name}"], getattr(reply, f"std_{name}"))
+        assert ours[f"std_{name}"].min() > 0 and not ours[f"std_across_parties_{name}"].any()
+
+
+def test_times_are_spread_over_the_folds_of_every_party():
+    # a party's spread of its fold times is over its folds ...
+    times = [0.1, 0.2, 0.6]
+    summary = summarise_folds([FoldResult({"score": 1.0}, {}, t, t / 10) for t in times])
+    assert summary["fit_time"] == pytest.approx(np.mean(times))
+    assert summary["std_fit_time"] == pytest.approx(np.std(times))
+    # ... and the table's is over every party's folds, as GridSearchCV's over its own
+    folds = {0: [1.0, 2.0, 3.0], 1: [10.0, 20.0]}
+    table = ResultsTable(SearchSpace({"C": [1.0]}), [0, 1], [3, 2], ["score"], False, [3, 2])
+    task = EvaluateTask(np.array([[0.0]]))
+    table.add({0: task, 1: task}, {p: EvaluateReply(
+        scores=np.ones(1), n_samples=len(t), test_scores={"score": np.ones(1)},
+        fit_time=np.array([np.mean(t)]), std_fit_time=np.array([np.std(t)]),
+        score_time=np.array([np.mean(t) / 10]), std_score_time=np.array([np.std(t) / 10])) for p, t in folds.items()})
+    res = table.results("weighted")
+    every = np.concatenate(list(folds.values()))
+    np.testing.assert_allclose(res["mean_fit_time"], [every.mean()])
+    np.testing.assert_allclose(res["std_fit_time"], [every.std()])
+    np.testing.assert_allclose(res["std_score_time"], [every.std() / 10])
+    np.testing.assert_allclose(res["std_across_parties_fit_time"], [np.std([2.0, 15.0])])
+
+
+def test_the_grid_check_fits_nothing_and_leaves_combinations_to_the_fits():
+    FITS.clear()
+    check_estimator_params(CountingLogisticRegression(), SearchSpace({"C": [0.1, 1.0]}), "S")
+    assert not FITS, "no fit of the estimator (nor of the user's own fit) runs"
+    # lbfgs refuses l1, liblinear takes it: a combination is the fits' to judge, not a wrong value
+    check_estimator_params(LogisticRegression(), SearchSpace({"penalty": ["l1"], "solver": ["liblinear"]}), "S")
+    with pytest.raises(ValueError, match="Got C='a' instead, which LogisticRegression refuses"):
+        check_estimator_params(LogisticRegression(), SearchSpace({"C": ["a"]}), "S")
 
 
 def test_get_metadata_routing_is_a_router():

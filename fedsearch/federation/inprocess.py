@@ -16,6 +16,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from ..messages import ErrorReply, SetupTask, Task
 from ..party import run_unit
+from ..party.base import log_error
 from ..party.data import Party
 from ..party.dataset import pool
 from .base import Federation
@@ -106,12 +107,19 @@ class InProcessFederation(Federation):
     def _setup(self, tasks: Mapping[int, SetupTask]) -> dict:
         if self.datasets is None:
             raise TypeError("This InProcessFederation was given ready parties; there is nothing to set up.")
-        self.parties = [
-            Party.from_setup(d.party_id, d.X, d.y, tasks[p], fit_params=d.fit_params, groups=d.groups,
-                             share_errors=self.share_errors)
-            for p, d in enumerate(self.datasets)
-        ]
-        return {p: self.parties[p].setup_reply() for p in tasks}
+        self.parties, replies = [], {}
+        for p, d in enumerate(self.datasets):
+            try:
+                party = Party.from_setup(d.party_id, d.X, d.y, tasks[p], fit_params=d.fit_params,
+                                         groups=d.groups, share_errors=self.share_errors)
+            except Exception as exc:  # noqa: BLE001 - a party that cannot be set up answers so
+                party = None
+                public = log_error(d.party_id, exc, "setup", "applying the search's set-up", self.share_errors)
+                replies[p] = ErrorReply(error=public, kind="setup")
+            else:
+                replies[p] = party.setup_reply()
+            self.parties.append(party)
+        return replies
 
     def pool(self):
         """The union of the parties' data (``X, y, fit_params``). Every row moves: the transcript

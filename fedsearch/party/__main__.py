@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     tls = parser.add_mutually_exclusive_group()
     tls.add_argument("--insecure", action="store_true", help="no TLS (loopback tests only)")
     tls.add_argument("--root-certificates", help="CA certificate of the SuperLink's TLS certificate")
+    parser.add_argument("--share-errors", action="store_true",
+                        help="send full error messages to the server (they may quote this party's data); "
+                             "by default only the error's kind and type cross, the message stays in this log")
     parser.add_argument("--port", type=int, default=None,
                         help="local port of the SuperNode's Runtime API (default: a free one)")
     return parser
@@ -61,6 +64,8 @@ def node_config(args) -> dict:
     else:
         config["data"] = str(Path(args.data).resolve())
         config["target"] = args.target
+    if args.share_errors:
+        config["share_errors"] = "true"
     return config
 
 

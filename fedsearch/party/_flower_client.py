@@ -9,6 +9,7 @@ run's context state.
 from __future__ import annotations
 
 import importlib
+import logging
 from pathlib import Path
 
 from flwr.app import ConfigRecord, Context, Message, RecordDict
@@ -17,6 +18,7 @@ from flwr.clientapp import ClientApp
 from .. import algorithms  # noqa: F401 - registers every algorithm's tasks and their handlers
 from ..federation.flower import HELLO, RECORD, TASK
 from ..messages import ErrorReply, SetupTask, decode, encode
+from .base import log_error, logger
 from .data import Party
 
 __all__ = ["client_app", "answer", "load_party_data"]
@@ -63,27 +65,49 @@ def answer(task_json: str, node_config, state: RecordDict) -> str:
     A :class:`~fedsearch.messages.SetupTask` is kept in ``state``; every later task is answered
     by the party built from the silo's data and that set-up, through the same handlers as an
     in-process party, its cache restored from ``state`` and saved back after the task.
-    A party that cannot answer replies with an :class:`~fedsearch.messages.ErrorReply`.
+    A party that cannot answer replies with an :class:`~fedsearch.messages.ErrorReply`: the
+    error's kind (``"setup"`` when its data or the set-up failed, else ``"task"``) and a
+    data-free text (:func:`~fedsearch.messages.public_error`); the full message goes to the
+    party's own log, and crosses only when the node config says ``share_errors="true"``.
     """
     name = str(node_config["party"])
+    share = str(node_config.get("share_errors", "false")).lower() == "true"
+    kind = "task"
     try:
         task = decode(task_json)
+        if not isinstance(task, SetupTask) and RECORD not in state:
+            return encode(ErrorReply(error=f"RuntimeError: party {name!r} got a {type(task).__name__} before "
+                                           f"the search's set-up", kind="setup")).decode()
+        kind = "setup"
         X, y = load_party_data(node_config)
+        setup = task if isinstance(task, SetupTask) else decode(state[RECORD]["setup"])
+        party = Party.from_setup(name, X, y, setup, share_errors=share)
+        kind = "task"
         if isinstance(task, SetupTask):
-            party = Party.from_setup(name, X, y, task)
             state[RECORD] = ConfigRecord({"setup": task_json, "cache": _dump_cache({})})
             reply = party.setup_reply()
         else:
-            if RECORD not in state:
-                raise RuntimeError(f"Party {name!r} got a {type(task).__name__} before the search's set-up.")
             saved = state[RECORD]
-            party = Party.from_setup(name, X, y, decode(saved["setup"]))
             party._cache.update(_load_cache(saved["cache"]))
             reply = party.handle(task)
             saved["cache"] = _dump_cache(party._cache)
         return encode(reply).decode()
-    except Exception as exc:  # noqa: BLE001 - a failing party answers with an error
-        return encode(ErrorReply(error=f"party {name!r}: {exc}", kind=type(exc).__name__)).decode()
+    except Exception as exc:  # noqa: BLE001 - a failing party answers with an error, its message kept here
+        if getattr(exc, "fedsearch_public", False):  # a fixed, data-free text (error_score="raise", skops)
+            public = str(exc)
+        else:
+            public = log_error(name, exc, kind, "answering a task", share)
+        return encode(ErrorReply(error=f"party {name!r}: {public}", kind=kind)).decode()
+
+
+def _party_log() -> None:
+    """In a Flower party's process, its own log is its standard error (the SuperNode's log): the
+    full messages of its failures (the ``"fedsearch.party"`` logger, at INFO) go there."""
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 @client_app.query(HELLO)
@@ -96,5 +120,6 @@ def hello(message: Message, context: Context) -> Message:
 @client_app.query(TASK)
 def answer_message(message: Message, context: Context) -> Message:
     """Answer one task from this silo's data."""
+    _party_log()
     reply = answer(str(message.content[RECORD]["json"]), context.node_config, context.state)
     return Message(RecordDict({RECORD: ConfigRecord({"json": reply})}), reply_to=message)

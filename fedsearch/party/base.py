@@ -12,10 +12,41 @@ from ..messages import ErrorReply, Reply, Task, public_error
 from .objective import Summary
 from .registry import handler_for
 
-__all__ = ["BaseParty"]
+__all__ = ["BaseParty", "log_error"]
 
 #: Where a party logs its full error messages (they never cross the boundary unless it shares)
 logger = logging.getLogger("fedsearch.party")
+
+
+def log_error(party_id, exc: BaseException, kind: str, context: str = "", share: bool = False) -> str:
+    """Log the failure ``exc`` of party ``party_id`` in full on the ``"fedsearch.party"`` logger
+    (the party's own log); return what may cross the boundary.
+
+    For a failure that happens before there is a party object to keep it (its data did not load,
+    the search's set-up could not be applied); a party's own failures go through
+    :meth:`BaseParty.record_error`, which also keeps them in ``errors_``.
+
+    Parameters
+    ----------
+    party_id : hashable
+        The party's name.
+    exc : BaseException
+        The failure.
+    kind : str
+        What failed, a key of :data:`~fedsearch.messages.ERROR_KINDS`.
+    context : str, default=""
+        What the party was doing (for its own log).
+    share : bool, default=False
+        Whether the party opted in to share its full messages.
+
+    Returns
+    -------
+    str
+        The data-free message (:func:`~fedsearch.messages.public_error`).
+    """
+    message = "".join(traceback.format_exception_only(exc)).strip()
+    logger.info("party %r: %s failed%s: %s", party_id, kind, f" ({context})" if context else "", message)
+    return public_error(exc, kind, share)
 
 
 class BaseParty:
@@ -48,27 +79,12 @@ class BaseParty:
         self.released: dict = {}
 
     def record_error(self, exc: BaseException, kind: str, context: str = "") -> str:
-        """Keep ``exc`` at the party (``errors_`` and its log); return what may cross the boundary.
-
-        Parameters
-        ----------
-        exc : BaseException
-            The failure.
-        kind : str
-            What failed, a key of :data:`~fedsearch.messages.ERROR_KINDS`.
-        context : str, default=""
-            What the party was doing (for its own log).
-
-        Returns
-        -------
-        str
-            The data-free message (the full one when the party shares its errors).
-        """
-        message = "".join(traceback.format_exception_only(exc)).strip()
-        self.errors_.append({"kind": kind, "type": type(exc).__name__, "message": message,
+        """Keep ``exc`` at the party (``errors_`` and its log); return what may cross the boundary:
+        :func:`log_error` with the party's name and its ``share_errors``."""
+        self.errors_.append({"kind": kind, "type": type(exc).__name__,
+                             "message": "".join(traceback.format_exception_only(exc)).strip(),
                              "traceback": "".join(traceback.format_exception(exc)), "context": context})
-        logger.info("party %r: %s failed%s: %s", self.party_id, kind, f" ({context})" if context else "", message)
-        return public_error(exc, kind, self.share_errors)
+        return log_error(self.party_id, exc, kind, context, self.share_errors)
 
     def _raise_public(self, exc: BaseException, public: str, where: str):
         """Raise, for ``error_score="raise"``, an exception of ``exc``'s type that names the

@@ -73,7 +73,9 @@ def summarise_folds(results: list[FoldResult]) -> Summary:
             "splits": {k: [r.test[k] for r in results] for k in results[0].test},
             "train_splits": {k: [r.train[k] for r in results] for k in results[0].train},
             "fit_time": float(np.mean([r.fit_time for r in results])),
-            "score_time": float(np.mean([r.score_time for r in results]))}
+            "score_time": float(np.mean([r.score_time for r in results])),
+            "std_fit_time": float(np.std([r.fit_time for r in results])),
+            "std_score_time": float(np.std([r.score_time for r in results]))}
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,8 @@ def _reply_evaluate(party, task: EvaluateTask, outputs: list) -> EvaluateReply:
         split_train_scores=_splits(rows, "train_splits", metrics) if party.return_train_score and not private else {},
         fit_time=np.array([0.0 if c else r["fit_time"] for r, c in zip(rows, cached)]),
         score_time=np.array([0.0 if c else r["score_time"] for r, c in zip(rows, cached)]),
+        std_fit_time=np.array([0.0 if c else r.get("std_fit_time", 0.0) for r, c in zip(rows, cached)]),
+        std_score_time=np.array([0.0 if c else r.get("std_score_time", 0.0) for r, c in zip(rows, cached)]),
         errors=tuple(r["error"] for r in rows),
         error_kinds=tuple(r.get("kind") for r in rows),
         cached=cached,

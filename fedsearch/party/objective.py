@@ -19,7 +19,8 @@ __all__ = ["LocalObjective", "Summary", "empty_summary"]
 
 #: A party's summary of one configuration: ``{"test": {metric: mean}, "std": {metric: spread
 #: over folds} or None, "train": {...} or None, "error": message or None, "fit_time": float,
-#: "score_time": float}``; ``test`` is None when the evaluation failed.
+#: "score_time": float}`` (mean seconds per fold; a data party adds their spread over its folds
+#: as ``"std_fit_time"``, ``"std_score_time"``); ``test`` is None when the evaluation failed.
 Summary = dict
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -349,12 +350,74 @@ def _probe_values(dim) -> list:
     return []
 
 
+class _DataTouched(BaseException):
+    """Raised at a probing fit's first look at its data (a ``BaseException``, so that no handler
+    inside the fit takes it for an error of its own)."""
+
+
+class _NoData:
+    """Stands in for ``X`` and ``y`` in a probing call of ``fit``: any use of it stops the fit."""
+
+    def _stop(self, *args, **kwargs):
+        raise _DataTouched
+
+    __getattr__ = __len__ = __iter__ = __getitem__ = __array__ = __bool__ = _stop
+
+
+def _sklearn_fit(estimator):
+    """The ``fit`` that scikit-learn defines for ``estimator``'s class (a subclass's own ``fit``
+    is passed over, so that no code of the user's runs), or None for another library's."""
+    for cls in type(estimator).__mro__:
+        if "fit" in vars(cls) and cls.__module__.startswith("sklearn."):
+            return vars(cls)["fit"]
+    return None
+
+
+def _probe(estimator):
+    """What scikit-learn's ``fit`` of ``estimator`` says of its parameters before it reads any data.
+
+    Every scikit-learn estimator validates its parameters when ``fit`` starts, before it looks
+    at ``X``; a refused value raises scikit-learn's parameter error, which is both a
+    ``ValueError`` and a ``TypeError``. ``fit`` is called with stand-ins for ``X`` and ``y``
+    that stop it at their first use, so nothing is fitted.
+
+    Returns
+    -------
+    True, an exception or None
+        True: the parameters were accepted (the fit went on to read the data); the parameter
+        error: a value was refused; None: it cannot tell (not a scikit-learn fit, or it failed
+        otherwise before reading the data, e.g. on a combination of values the fits will judge).
+    """
+    fit = _sklearn_fit(estimator)
+    if fit is None:
+        return None
+    names = list(inspect.signature(fit).parameters)
+    data = (_NoData(), _NoData()) if len(names) > 2 and names[2] in ("y", "Y") else (_NoData(),)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit(estimator, *data)
+    except _DataTouched:
+        return True
+    except Exception as exc:  # noqa: BLE001 - judged below
+        return exc if isinstance(exc, ValueError) and isinstance(exc, TypeError) else None
+    return None
+
+
+def _owner(estimator, prefix: str):
+    """The part of ``estimator`` named ``prefix`` (itself for ``""``)."""
+    return estimator.get_params(deep=True)[prefix] if prefix else estimator
+
+
 def check_estimator_params(estimator, space: SearchSpace, owner: str) -> None:
     """Refuse, before any work, a value of the search space the estimator's own parameter
     validation refuses (a wrong-typed grid value would otherwise fail every fit).
 
-    Uses the validation scikit-learn estimators run at the start of ``fit``; estimators without
-    one are not checked.
+    Each value is tried on a clone (``clone(estimator).set_params(name=value)``) whose
+    scikit-learn ``fit`` is started on stand-in data that stops it before it reads anything
+    (:func:`_probe`): the parameter validation every scikit-learn estimator runs first judges the
+    value, and nothing is fitted. Estimators of other libraries, and parameters whose estimator
+    already refuses its own values, are not checked.
 
     Parameters
     ----------
@@ -367,17 +430,15 @@ def check_estimator_params(estimator, space: SearchSpace, owner: str) -> None:
     """
     for dims in space._subspaces:
         for dim in dims:
+            # the estimator that owns the parameter (a pipeline's step, for "step__name")
             prefix = dim.name.rpartition("__")[0]
+            if _probe(_owner(clone(estimator), prefix)) is not True:
+                continue  # the estimator as given does not reach its data: nothing to compare
             for value in _probe_values(dim):
-                est = clone(estimator).set_params(**{dim.name: value})
-                target = est.get_params(deep=True)[prefix] if prefix else est
-                validate = getattr(target, "_validate_params", None)
-                if validate is None or not hasattr(target, "_parameter_constraints"):
-                    continue
-                try:
-                    validate()
-                except (ValueError, TypeError) as exc:
+                target = _owner(clone(estimator).set_params(**{dim.name: value}), prefix)
+                refused = _probe(target)
+                if isinstance(refused, BaseException):
                     raise ValueError(
                         f"The search space of {owner} must hold values the estimator accepts. Got "
-                        f"{dim.name}={value!r} instead, which {type(target).__name__} refuses: {exc}"
-                    ) from None
+                        f"{dim.name}={value!r} instead, which {type(target).__name__} refuses: {refused}"
+                    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.stats import rankdata
 
@@ -77,8 +79,10 @@ class ResultsTable:
                 for m, values in reply.split_train_scores.items():
                     cell["train_splits"][m] = np.asarray(values[i], dtype=float)
                 if reply.fit_time is not None and not (reply.cached is not None and reply.cached[i]):
-                    cell["fit_time"].append(float(reply.fit_time[i]))
-                    cell["score_time"].append(float(reply.score_time[i]))
+                    for name in ("fit_time", "score_time"):  # (mean, spread) over the party's folds
+                        spread = getattr(reply, f"std_{name}")
+                        cell[name].append((float(getattr(reply, name)[i]),
+                                           0.0 if spread is None else float(spread[i])))
 
     @property
     def n_rows(self) -> int:
@@ -135,25 +139,41 @@ class ResultsTable:
         scores = aggregate_scores(self.party_scores(metric), self.weights, aggregate)
         return float(np.nanmax(scores)) if np.any(np.isfinite(scores)) else None
 
+    def _times(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean and spread of ``name`` (``"fit_time"``, ``"score_time"``) over the folds of every
+        party, as ``GridSearchCV``'s over its folds, from each party's mean and spread over its
+        own folds; and the spread of the parties' means (0 where no party timed a row)."""
+        n = self.n_rows
+        timings = [(row, self.n_splits[p], mean, std)  # one entry per evaluation that fitted
+                   for (row, p), cell in self._cells.items() for mean, std in cell[name]]
+        folds, total, squares = np.zeros(n), np.zeros(n), np.zeros(n)
+        for row, k, mean, _ in timings:
+            folds[row] += k
+            total[row] += k * mean
+        timed = folds > 0
+        mean_all = np.zeros(n)
+        mean_all[timed] = total[timed] / folds[timed]
+        for row, k, mean, std in timings:  # within-party spread + spread of the party means
+            squares[row] += k * (std ** 2 + (mean - mean_all[row]) ** 2)
+        spread = np.zeros(n)
+        spread[timed] = np.sqrt(squares[timed] / folds[timed])
+        per_party = np.full((len(self.party_ids), n), np.nan)
+        for (row, p), cell in self._cells.items():
+            if cell[name]:
+                per_party[p, row] = np.mean([mean for mean, _ in cell[name]])
+        with np.errstate(all="ignore"):
+            across = _nan_reduce(np.nanstd, per_party)
+        return mean_all, spread, across
+
     def results(self, aggregate: str) -> dict:
         """``cv_results_`` in scikit-learn's layout, plus per-party columns."""
         n = self.n_rows
         params = [self.space.to_params(u) for u in self._points]
         res: dict = {}
-        for name, key in (("fit_time", "fit_time"), ("score_time", "score_time")):
-            per_party = np.full((len(self.party_ids), n), np.nan)
-            for (row, p), cell in self._cells.items():
-                if cell[key]:
-                    per_party[p, row] = np.mean(cell[key])
-            with np.errstate(all="ignore"):
-                res[f"mean_{name}"] = _nan_reduce(np.nanmean, per_party)
-                res[f"std_{name}"] = _nan_reduce(np.nanstd, per_party)
+        for name in ("fit_time", "score_time"):
+            res[f"mean_{name}"], res[f"std_{name}"], res[f"std_across_parties_{name}"] = self._times(name)
         for pname in self.space.param_names:
-            values = np.ma.MaskedArray(np.empty(n, dtype=object), mask=True)
-            for i, prm in enumerate(params):
-                if pname in prm:
-                    values[i] = prm[pname]
-            res[f"param_{pname}"] = values
+            res[f"param_{pname}"] = _param_column([prm.get(pname, _ABSENT) for prm in params])
         res["params"] = params
         parts = ("test", "train") if self.return_train_score else ("test",)
         offsets = np.concatenate([[0], np.cumsum(self.n_splits)])
@@ -181,6 +201,30 @@ class ResultsTable:
             [sum(any(f[0] == row for f in failed.get(p, [])) for p in range(len(self.party_ids)))
              for row in range(n)], dtype=int)
         return res
+
+
+_ABSENT = object()
+
+
+def _param_column(values: list) -> np.ma.MaskedArray:
+    """A ``param_<name>`` column as ``GridSearchCV`` builds it: masked where the configuration
+    has no such parameter, of the values' common dtype when they have one, else of object."""
+    present = [v for v in values if v is not _ABSENT]
+    try:
+        with warnings.catch_warnings():  # NumPy's about objects with a .dtype attribute
+            warnings.simplefilter("ignore", DeprecationWarning)
+            dtype = np.result_type(*present)
+    except (TypeError, ValueError):
+        dtype = np.dtype(object)
+    if any(np.min_scalar_type(v) == object for v in present):  # a .dtype property can mislead
+        dtype = np.dtype(object)
+    if len(present) == len(values) and dtype != object:
+        return np.ma.MaskedArray(present, mask=False, dtype=dtype)
+    column = np.ma.MaskedArray(np.empty(len(values), dtype=dtype), mask=True)
+    for i, value in enumerate(values):
+        if value is not _ABSENT:
+            column[i] = value  # unmasks it
+    return column
 
 
 def _nan_reduce(func, a: np.ndarray, fill: float = 0.0) -> np.ndarray:

@@ -300,9 +300,10 @@ class BaseFederatedSearchCV(CallbackSupport, MetaEstimatorMixin, BaseEstimator):
         ready = federation.setup(SetupTask(
             estimator=self.estimator, space=space, cv=self.cv, scoring=scoring, objective=objective,
             error_score=self.error_score, return_train_score=self.return_train_score))
-        failed = {federation.party_ids[p]: f"{r.kind}: {r.error}" for p, r in ready.items() if r.error is not None}
+        failed = [f"party {federation.party_ids[p]!r}: {r.kind} ({r.error})" for p, r in ready.items()
+                  if r.error is not None]
         if failed:
-            raise ValueError(f"The parties could not be set up: {failed}.")
+            raise ValueError(f"The parties could not be set up; {'; '.join(failed)}.")
         return ready
 
     def _run_search(self, strategy, federation, table, checkpoint, report, progress) -> np.ndarray:

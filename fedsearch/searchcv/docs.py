@@ -75,8 +75,10 @@ _ATTRIBUTES_TEXT = """
         ``GridSearchCV``'s), ``rank_test_<metric>``, ``party_<id>_test_<metric>`` (each party's
         mean CV score), ``party_<id>_std_test_<metric>`` (its spread over its own folds),
         ``std_across_parties_test_<metric>`` (the spread of the parties' means),
-        ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``, ``std_score_time`` (per fold,
-        over parties), ``n_failed_parties``, and the ``train`` columns with
+        ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``, ``std_score_time`` (seconds
+        per fold: mean and spread over the folds of every party, as ``GridSearchCV``'s),
+        ``std_across_parties_fit_time``, ``std_across_parties_score_time`` (the spread of the
+        parties' mean times), ``n_failed_parties``, and the ``train`` columns with
         ``return_train_score``. With one party, every column of ``GridSearchCV`` is there with
         its values.
     best_estimator_ : estimator

@@ -130,6 +130,8 @@ def _reply_step(party, task: FTSStepTask, outputs: list) -> FTSStepReply:
         train_scores={m: column("train", m) for m in metrics} if party.return_train_score else {},
         fit_time=np.array([s.get("fit_time", 0.0) for s in summaries]),
         score_time=np.array([s.get("score_time", 0.0) for s in summaries]),
+        std_fit_time=np.array([s.get("std_fit_time", 0.0) for s in summaries]),
+        std_score_time=np.array([s.get("std_score_time", 0.0) for s in summaries]),
         errors=tuple(s["error"] for s in summaries),
     )
 

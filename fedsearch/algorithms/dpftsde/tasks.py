@@ -98,7 +98,7 @@ class FTSStepReply(Reply):
     scores : ndarray of shape (k,)
         Their mean CV scores (empty with ``share_scores=False``).
     n_samples : int
-    test_scores, std_scores, train_scores, fit_time, score_time, errors
+    test_scores, std_scores, train_scores, fit_time, score_time, std_fit_time, std_score_time, errors
         As in :class:`~fedsearch.messages.EvaluateReply`, one entry per point.
     error : str or None
     """
@@ -113,6 +113,8 @@ class FTSStepReply(Reply):
     train_scores: dict = field(default_factory=dict)
     fit_time: np.ndarray | None = None
     score_time: np.ndarray | None = None
+    std_fit_time: np.ndarray | None = None
+    std_score_time: np.ndarray | None = None
     errors: tuple = ()
     error: str | None = None
 
@@ -123,6 +125,7 @@ class FTSStepReply(Reply):
         reply = EvaluateReply(
             scores=self.scores, n_samples=self.n_samples, test_scores=self.test_scores,
             std_scores=self.std_scores, train_scores=self.train_scores, fit_time=self.fit_time,
-            score_time=self.score_time, errors=self.errors, cached=cached,
+            score_time=self.score_time, std_fit_time=self.std_fit_time, std_score_time=self.std_score_time,
+            errors=self.errors, cached=cached,
         )
         return EvaluateTask(self.points), reply

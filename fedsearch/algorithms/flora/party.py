@@ -138,6 +138,8 @@ def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSea
         train_scores={m: column("train", m) for m in metrics} if detailed and party.return_train_score else {},
         fit_time=timing("fit_time") if detailed else None,
         score_time=timing("score_time") if detailed else None,
+        std_fit_time=timing("std_fit_time") if detailed else None,
+        std_score_time=timing("std_score_time") if detailed else None,
         errors=tuple(rows[i][1]["error"] for i in keep),
         error_kinds=tuple(rows[i][1].get("kind") for i in keep),
         error=None if out.error is None else party.record_error(out.error, "local_search"),

@@ -59,7 +59,7 @@ class LocalSearchReply(Reply):
         How many of them failed, uploaded or not.
     n_samples : int
         The party's number of samples.
-    test_scores, std_scores, train_scores, fit_time, score_time, errors, error_kinds
+    test_scores, std_scores, train_scores, fit_time, score_time, std_fit_time, std_score_time, errors, error_kinds
         As in :class:`~fedsearch.messages.EvaluateReply`, one entry per pair.
     error : str or None
         Set when the search itself failed (the pairs tried until then are still uploaded).
@@ -79,6 +79,8 @@ class LocalSearchReply(Reply):
     train_scores: dict = field(default_factory=dict)
     fit_time: np.ndarray | None = None
     score_time: np.ndarray | None = None
+    std_fit_time: np.ndarray | None = None
+    std_score_time: np.ndarray | None = None
     errors: tuple = ()
     error_kinds: tuple = ()
     error: str | None = None
@@ -92,6 +94,7 @@ class LocalSearchReply(Reply):
         reply = EvaluateReply(
             scores=self.scores, n_samples=self.n_samples, test_scores=self.test_scores,
             std_scores=self.std_scores, train_scores=self.train_scores, fit_time=self.fit_time,
-            score_time=self.score_time, errors=self.errors, error_kinds=self.error_kinds, cached=cached,
+            score_time=self.score_time, std_fit_time=self.std_fit_time, std_score_time=self.std_score_time,
+            errors=self.errors, error_kinds=self.error_kinds, cached=cached,
         )
         return EvaluateTask(self.points), reply
