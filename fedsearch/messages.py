@@ -92,6 +92,7 @@ ERROR_KINDS = {
     "score": "a scorer returned a non-finite score at the party",
     "setup": "the party could not be set up (loading its data or applying the search's set-up failed)",
     "task": "the party could not run the task",
+    "transport": "the party did not answer (not connected, timed out, or failed outside fedsearch's handler)",
     "final_fit": "the final fit failed at the party",
     "local_search": "the party's local search failed",
 }

@@ -177,6 +177,20 @@ def test_party_with_a_loader_and_a_failing_one(tmp_path, monkeypatch):
     assert isinstance(reply, ErrorReply) and reply.kind == "setup" and "ValueError" in reply.error
 
 
+def test_a_flower_error_reason_stays_at_the_server_relay():
+    # Flower's reason for a ClientApp that raised holds the exception's text: only the code's
+    # fixed description may reach the search
+    pytest.importorskip("flwr")
+    from types import SimpleNamespace
+
+    from fedsearch.federation._flower_server import _failure
+
+    raised = SimpleNamespace(error=SimpleNamespace(code=2, reason="ValueError: unknown category 'HIV+ Jane Doe'"))
+    assert _failure(raised, 5.0) == "the party's ClientApp raised an exception (see that SuperNode's log)"
+    other = SimpleNamespace(error=SimpleNamespace(code=99, reason="Jane Doe"))
+    assert "Jane" not in _failure(other, 5.0) and "99" in _failure(other, 5.0)
+
+
 def test_party_command_line(tmp_path):
     from fedsearch.party.__main__ import _parser, node_config, supernode_command
 

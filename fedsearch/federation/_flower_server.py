@@ -75,8 +75,9 @@ def _failure(reply: Message | None, timeout: float) -> str:
     if reply is None:
         return (f"no reply within the timeout of {timeout} s (or the SuperLink refused the round's "
                 f"messages: see its log)")
-    what = _FLOWER_ERRORS.get(reply.error.code, f"Flower error code {reply.error.code}")
-    return f"{what}: {reply.error.reason}"
+    # Flower's reason can hold the text of an exception raised at the party: it stays in the
+    # SuperNode's log, and only the code's fixed description crosses
+    return _FLOWER_ERRORS.get(reply.error.code, f"Flower error code {reply.error.code}")
 
 
 @server_app.main()

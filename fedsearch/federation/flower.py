@@ -144,7 +144,7 @@ class FlowerFederation(Federation):
             name = self.party_ids[p]
             got = answer["replies"][name]
             replies[p] = (decode(got["reply"]) if "reply" in got else ErrorReply(
-                error=f"party {name!r} failed in round {round}: {got['failed']}", kind="PartyFailure"))
+                error=f"party {name!r} failed in round {round}: {got['failed']}", kind="transport"))
         return replies
 
     # ------------------------------------------------------------------ the Flower run
