@@ -21,10 +21,10 @@ import numpy as np
 
 from ... import _validation as v
 from ..._random import as_generator
+from ...privacy import GAUSSIAN_ACCOUNTANTS, classic_gaussian_epsilon, gaussian_epsilon, gaussian_noise_for_epsilon
 from ...strategy import Strategy, register_strategy
 from ..xarmed.nodes import PULLS, NodeStatistics, Phase, check_weights, pull_task
 from ..xarmed.tree import Nodes, Partition
-from .privacy import ACCOUNTANTS, noise_for_target, paper_epsilon, party_epsilon
 
 __all__ = ["FedPNEStrategy", "tau", "confidence_width", "eliminate", "spread"]
 
@@ -137,7 +137,7 @@ class FedPNEStrategy(Strategy):
     draws itself (Algorithm 3, line 8; the server never sees a clean value), once per distinct
     quantity: a node mean that is the mean of configurations the party already released is
     answered with the value already released, never with fresh noise. The guarantee is
-    accounted per party over *all* its releases (:mod:`~fedsearch.algorithms.fedpne.privacy`): a
+    accounted per party over *all* its releases (:mod:`fedsearch.privacy`, composed Gaussian releases): a
     release is a function of the party's whole dataset, so the releases compose. At most
     ``n_iter`` node means are released per party (each costs at least one pull), plus the
     validation of the recommendation by the search CV: ``dp_epsilon`` is met by the noise of
@@ -236,7 +236,7 @@ class FedPNEStrategy(Strategy):
         v.check_value(owner, "dp_noise", dp_noise, v.POSITIVE, v.NONE)
         v.check_value(owner, "dp_epsilon", dp_epsilon, v.POSITIVE, v.NONE)
         v.check_value(owner, "dp_delta", dp_delta, v.OPEN_UNIT, v.NONE)
-        v.check_value(owner, "dp_accountant", dp_accountant, v.options(*ACCOUNTANTS))
+        v.check_value(owner, "dp_accountant", dp_accountant, v.options(*GAUSSIAN_ACCOUNTANTS))
         check_dp(owner, dp_noise, dp_epsilon, dp_delta)
         self.n_parties, self.n_iter = int(n_parties), int(n_iter)
         self.weights = check_weights(owner, weights, self.n_parties)
@@ -245,10 +245,10 @@ class FedPNEStrategy(Strategy):
         self.pull, self.share = pull, bool(share)
         self.dp_delta, self.dp_accountant = dp_delta, dp_accountant
         if dp_epsilon is not None:  # the whole budget: n_iter node means and one validation
-            self.noise_std_ = noise_for_target(dp_epsilon, dp_delta, self.n_iter + 1, dp_accountant)
+            self.noise_std_ = gaussian_noise_for_epsilon(dp_epsilon, self.n_iter + 1, dp_delta, dp_accountant)
         else:
             self.noise_std_ = 0.0 if dp_noise is None else float(dp_noise)
-        self.release_epsilon_ = paper_epsilon(self.noise_std_, dp_delta) if self.noise_std_ else None
+        self.release_epsilon_ = classic_gaussian_epsilon(self.noise_std_, dp_delta) if self.noise_std_ else None
         self.releases_ = np.zeros(self.n_parties, dtype=np.int64)
         self._rng = as_generator(random_state)
         self.partition = Partition(n_dims, split=split, random_state=self._rng)
@@ -368,7 +368,7 @@ class FedPNEStrategy(Strategy):
         if not self.noise_std_:
             return None
         counts = self.releases_ + int(extra_releases)
-        values = {int(k): party_epsilon(self.noise_std_, int(k), self.dp_delta, self.dp_accountant)
+        values = {int(k): gaussian_epsilon(self.noise_std_, int(k), self.dp_delta, self.dp_accountant)
                   for k in np.unique(counts)}
         return np.array([values[int(k)] for k in counts])
 
