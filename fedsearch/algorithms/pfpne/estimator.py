@@ -57,11 +57,16 @@ class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
        server averages the parties' mean scores, eliminates the boxes that are worse than the
        best by the confidence widths and the box size, and broadcasts the survivors with their
        global statistics.
-    2. *Personal*: communication stops; each party restarts from the root and re-examines, on
-       its own data, the boxes the federation eliminated (and their descendants) until it has
-       ``tau_h`` scores of each, compares them with the broadcast global statistics and
-       eliminates only what is bad for itself. A box is dropped only after both eliminations,
-       so a party whose best configurations differ from the federation's still finds them.
+    2. *Personal*, at the party: one last round sends each party the broadcast (the surviving
+       boxes of every collaborative depth with their global statistics, its own statistics of
+       the others, its remaining budget); the party runs the stage alone, in one unit of work:
+       it restarts from the root and re-examines, on its own data, the boxes the federation
+       eliminated (and their descendants) until it has ``tau_h`` scores of each, compares them
+       with the broadcast global statistics and eliminates only what is bad for itself. A box is
+       dropped only after both eliminations, so a party whose best configurations differ from
+       the federation's still finds them. Its scores, means and eliminations stay at the party:
+       it replies its recommended box and how many configurations it evaluated, and, with
+       ``share_evaluations=True``, its score of each (so that ``cv_results_`` lists them).
 
     ``best_params_`` is the federation's configuration (the collaborative stage's
     recommendation, cross-validated by every party when the search did not); each party's own
