@@ -389,6 +389,25 @@ def test_estimator_personal_evaluations_stay_at_the_party_unless_shared(hospital
     assert (listed > personal_points) if share else (listed < personal_points)
 
 
+def test_estimator_reward_bounds_reach_the_party_that_rescales_its_own_scores():
+    from sklearn.datasets import make_regression
+    from sklearn.linear_model import Ridge
+
+    from fedsearch import PFPNESearchCV
+
+    X, y = make_regression(150, 5, noise=10.0, random_state=0)
+    Xs, ys = [X[:75], X[75:]], [y[:75], y[75:]]
+    kw = dict(n_iter=12, gap=0.5, pull="center", scoring="r2", cv=2, random_state=0)
+    search = PFPNESearchCV(Ridge(), {"alpha": [1e-3, 1e-1, 10.0, 1e3]}, reward_bounds=(-1.0, 1.0), **kw).fit(Xs, ys)
+    tasks = [m for _, _, d, m in search.transcript_ if d == "to_party" and isinstance(m, PersonalTask)]
+    assert len(tasks) == 2 and all(t.bounds == (-1.0, 1.0) for t in tasks)
+    # the broadcast statistics are on the rescaled scale the party rescales its scores to
+    assert np.all((tasks[0].means >= 0) & (tasks[0].means <= 1))
+    assert all(p["alpha"] <= 10.0 for p in search.best_params_per_party_.values())  # not the over-regularised 1e3
+    with pytest.raises(ValueError, match="needs rewards in"):
+        PFPNESearchCV(Ridge(), {"alpha": [1e-3, 1e3]}, **kw).fit(Xs, ys)
+
+
 def test_estimator_global_final_fits_still_work(hospitals):
     from sklearn.linear_model import LogisticRegression
 

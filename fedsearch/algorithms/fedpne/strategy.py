@@ -63,7 +63,7 @@ def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
     widths = np.asarray(widths, dtype=float)
     if not np.any(np.isfinite(means)):
         return np.zeros(len(means), dtype=bool)
-    best = int(np.nanargmax(means))
+    best = int(np.argmax(np.where(np.isnan(means), -np.inf, means)))  # the first highest mean
     upper = means + widths + nu1 * rho ** np.asarray(depth, dtype=float)
     with np.errstate(invalid="ignore"):
         return ~(upper >= means[best] - widths[best])

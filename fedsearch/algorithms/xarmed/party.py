@@ -26,13 +26,9 @@ def node_means(scores: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
     finite = np.isfinite(scores)
     if len(counts) and counts[0] > 0 and np.all(counts == counts[0]) and finite.all():  # the usual phase
         return scores.reshape(len(counts), counts[0]).mean(axis=1), counts.copy()
-    sums = np.zeros(len(counts))
-    n = np.zeros(len(counts), dtype=np.int64)
-    pulled = counts > 0
-    if len(scores):
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[pulled]
-        sums[pulled] = np.add.reduceat(np.where(finite, scores, 0.0), starts)
-        n[pulled] = np.add.reduceat(finite.astype(np.int64), starts)
+    owner = np.repeat(np.arange(len(counts)), counts)[finite]  # the node of each finite score
+    n = np.bincount(owner, minlength=len(counts))
+    sums = np.bincount(owner, weights=scores[finite], minlength=len(counts))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, sums / np.maximum(n, 1), np.nan), n
 
