@@ -47,8 +47,7 @@ def tau(depth, *, horizon: int, nu1: float, rho: float, c: float, c1: float, del
 def confidence_width(n_pulls, *, horizon: int, c: float, c1: float, delta: float) -> np.ndarray:
     """``b_{h,i} = c sqrt(log(c1 T / delta) / T_{h,i})`` (Fed-PNE eq. 1); infinite for no pull."""
     n = np.asarray(n_pulls, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return c * np.sqrt(_log_term(horizon, c1, delta) / n)
+    return c * np.sqrt(np.divide(_log_term(horizon, c1, delta), n, out=np.full(n.shape, np.inf), where=n > 0))
 
 
 def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
@@ -65,8 +64,7 @@ def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
         return np.zeros(len(means), dtype=bool)
     best = int(np.argmax(np.where(np.isnan(means), -np.inf, means)))  # the first highest mean
     upper = means + widths + nu1 * rho ** np.asarray(depth, dtype=float)
-    with np.errstate(invalid="ignore"):
-        return ~(upper >= means[best] - widths[best])
+    return ~(upper >= means[best] - widths[best])  # NaN compares False: eliminated
 
 
 def check_dp(owner: str, dp_noise, dp_epsilon, dp_delta) -> None:

@@ -58,7 +58,17 @@ class PersonalPhase:
     truncated: bool
 
 
-def _level(task: PersonalTask, nodes: Nodes) -> tuple:
+def _broadcast(task: PersonalTask) -> dict:
+    """``{h: (indices sorted, their rows in the task)}`` of the broadcast nodes of each depth."""
+    out = {}
+    for h in np.unique(task.depth):
+        rows = np.flatnonzero(task.depth == h)
+        rows = rows[np.argsort(task.index[rows], kind="stable")]
+        out[int(h)] = (task.index[rows], rows)
+    return out
+
+
+def _level(task: PersonalTask, broadcast: dict, nodes: Nodes) -> tuple:
     """``(protected, global means, global widths, local sums, local counts)`` of ``nodes``, one
     depth of ``K_m^h``: nodes of ``K^h`` take the broadcast statistics (Algorithm 2, line 11); the
     others keep the party's own rewards of the collaborative stage (the nodes of ``E^h`` it
@@ -67,11 +77,9 @@ def _level(task: PersonalTask, nodes: Nodes) -> tuple:
     protected = np.zeros(n, dtype=bool)
     means, widths = np.full(n, np.nan), np.full(n, np.inf)
     sums, counts = np.zeros(n), np.zeros(n, dtype=np.int64)
-    at = np.flatnonzero(task.depth == (nodes.depth[0] if n else -1))
-    if len(at):
-        order = at[np.argsort(task.index[at], kind="stable")]
-        pos = np.clip(np.searchsorted(task.index[order], nodes.index), 0, len(order) - 1)
-        j = order[pos]
+    if n and int(nodes.depth[0]) in broadcast:
+        index, rows = broadcast[int(nodes.depth[0])]
+        j = rows[np.clip(np.searchsorted(index, nodes.index), 0, len(rows) - 1)]
         found = task.index[j] == nodes.index
         protected = found & ~task.eliminated[j]
         means[protected], widths[protected] = task.means[j[protected]], task.widths[j[protected]]
@@ -109,8 +117,9 @@ def personal_elimination(task: PersonalTask, rewards: Callable[[np.ndarray], np.
     rng = np.random.default_rng(task.draw_seed)
     low, high = task.bounds
     const = dict(horizon=task.horizon, c=task.c, c1=task.c1, delta=task.delta)
+    broadcast = _broadcast(task)
     nodes = partition.root()  # Algorithm 3, line 2: every party restarts from the root
-    protected, g_means, g_widths, sums, counts = _level(task, nodes)
+    protected, g_means, g_widths, sums, counts = _level(task, broadcast, nodes)
     phases, spent = [], 0
     while len(nodes) and spent < task.budget:
         h = int(nodes.depth[0])
@@ -129,8 +138,7 @@ def personal_elimination(task: PersonalTask, rewards: Callable[[np.ndarray], np.
             sums += np.where(n > 0, mean * n, 0.0)
             counts += n
             spent += int(pulls.sum())
-        with np.errstate(invalid="ignore", divide="ignore"):
-            local = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        local = np.divide(sums, counts, out=np.full(len(nodes), np.nan), where=counts > 0)
         means = np.where(protected, g_means, local)
         widths = np.where(protected, g_widths, confidence_width(counts, **const))
         eliminated = np.zeros(len(nodes), dtype=bool)
@@ -141,7 +149,7 @@ def personal_elimination(task: PersonalTask, rewards: Callable[[np.ndarray], np.
         if truncated or h >= partition.max_depth:
             break
         nodes = partition.children(nodes[~eliminated])  # K_m^{h+1} (line 10)
-        protected, g_means, g_widths, sums, counts = _level(task, nodes)
+        protected, g_means, g_widths, sums, counts = _level(task, broadcast, nodes)
     return phases, spent
 
 

@@ -26,9 +26,13 @@ def node_means(scores: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.n
     finite = np.isfinite(scores)
     if len(counts) and counts[0] > 0 and np.all(counts == counts[0]) and finite.all():  # the usual phase
         return scores.reshape(len(counts), counts[0]).mean(axis=1), counts.copy()
-    owner = np.repeat(np.arange(len(counts)), counts)[finite]  # the node of each finite score
-    n = np.bincount(owner, minlength=len(counts))
-    sums = np.bincount(owner, weights=scores[finite], minlength=len(counts))
+    owner = np.repeat(np.arange(len(counts)), counts)  # the node of each score
+    if finite.all():
+        n = counts.copy()
+    else:
+        owner, scores = owner[finite], scores[finite]
+        n = np.bincount(owner, minlength=len(counts))
+    sums = np.bincount(owner, weights=scores, minlength=len(counts))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, sums / np.maximum(n, 1), np.nan), n
 
