@@ -201,7 +201,7 @@ def part_c(args, s, runs) -> None:
         print_table([t for t in table if t["objective"] == name], ["objective", "M", "seeds", *cols, "loss_std", "rounds", "used"],
                     title=f"(c) level-order bandit on {name}: loss f* - f(x(n)) after n steps per player with m players "
                           f"(means over seeds; loss_std, rounds and 'used' = evaluations a player spent, at n = {n}; "
-                          "a level is never cut)")
+                          "the last level gets the remainder of the budget)")
 
 
 def part_d(args, s, runs) -> None:

@@ -15,7 +15,7 @@ from ...party.evaluate import evaluation_reply
 from ...messages import EvaluateReply
 from ..fedpne.strategy import confidence_width, eliminate, spread, tau
 from ..xarmed.nodes import PULLS
-from ..xarmed.party import node_means
+from ..xarmed.party import node_sums
 from ..xarmed.tree import Nodes
 from .tasks import PersonalReply, PersonalTask
 
@@ -126,16 +126,16 @@ def personal_elimination(task: PersonalTask, rewards: Callable[[np.ndarray], np.
         need = np.zeros(len(nodes), dtype=np.int64)
         if len(nodes) > 1:  # a lone node is its own best and is never eliminated: not pulled
             need = np.where(protected, 0, np.maximum(tau(h, nu1=task.nu1, rho=task.rho, **const) - counts, 0))
-        pulls, remaining = need, task.budget - spent
-        truncated = int(need.sum()) > remaining
+        pulls, remaining, need_total = need, task.budget - spent, int(need.sum())
+        truncated = need_total > remaining
         if truncated:
             pulls = np.zeros(len(nodes), dtype=np.int64)
             needy = np.flatnonzero(need)
             pulls[needy] = spread(remaining, len(needy), rng)
-        if pulls.any():
+        if truncated or need_total:
             scores = np.asarray(rewards(nodes.sample(pulls, rng, task.pull)), dtype=float)
-            mean, n = node_means((scores - low) / (high - low), pulls)
-            sums += np.where(n > 0, mean * n, 0.0)
+            pulled, n = node_sums((scores - low) / (high - low), pulls)
+            sums += pulled
             counts += n
             spent += int(pulls.sum())
         local = np.divide(sums, counts, out=np.full(len(nodes), np.nan), where=counts > 0)
