@@ -38,7 +38,7 @@ class PersonalPhase:
         here.
     counts : ndarray of int of shape (n_nodes,)
         ``T_{m,h,i}``: the party's finite rewards of each node, collaborative pulls included
-        (0 for protected nodes, which use the global statistics).
+        (0 for protected nodes, which use the global statistics and are never pulled).
     means, widths : ndarray of shape (n_nodes,)
         What PE compares: ``mu_{h,i}, b_{h,i}`` (global) on ``K^h``, ``mu_{m,h,i}, b_{m,h,i}``
         (local) elsewhere (Algorithm 2, line 11).
@@ -138,14 +138,16 @@ def personal_elimination(task: PersonalTask, rewards: Callable[[np.ndarray], np.
             sums += pulled
             counts += n
             spent += int(pulls.sum())
-        local = np.divide(sums, counts, out=np.full(len(nodes), np.nan), where=counts > 0)
-        means = np.where(protected, g_means, local)
-        widths = np.where(protected, g_widths, confidence_width(counts, **const))
+        means = np.divide(sums, counts, out=np.full(len(nodes), np.nan), where=counts > 0)
+        widths = confidence_width(counts, **const)
+        if any_protected := protected.any():
+            means, widths = np.where(protected, g_means, means), np.where(protected, g_widths, widths)
         eliminated = np.zeros(len(nodes), dtype=bool)
         if not truncated:  # eq. 1 against the best of K_m^h, applied to K_m^h \ K^h only
-            eliminated = eliminate(means, widths, nodes.depth, nu1=task.nu1, rho=task.rho) & ~protected
-        phases.append(PersonalPhase(nodes, pulls, protected, np.where(protected, 0, counts), means, widths,
-                                    eliminated, truncated))
+            eliminated = eliminate(means, widths, nodes.depth, nu1=task.nu1, rho=task.rho)
+            if any_protected:
+                eliminated &= ~protected
+        phases.append(PersonalPhase(nodes, pulls, protected, counts, means, widths, eliminated, truncated))
         if truncated or h >= partition.max_depth:
             break
         nodes = partition.children(nodes[~eliminated])  # K_m^{h+1} (line 10)
