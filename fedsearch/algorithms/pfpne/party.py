@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 
 import numpy as np
 
@@ -60,12 +61,10 @@ class PersonalPhase:
 
 def _broadcast(task: PersonalTask) -> dict:
     """``{h: (indices sorted, their rows in the task)}`` of the broadcast nodes of each depth."""
-    out = {}
-    for h in np.unique(task.depth):
-        rows = np.flatnonzero(task.depth == h)
-        rows = rows[np.argsort(task.index[rows], kind="stable")]
-        out[int(h)] = (task.index[rows], rows)
-    return out
+    order = np.lexsort((task.index, task.depth))
+    depth = task.depth[order]
+    cuts = [0, *(np.flatnonzero(np.diff(depth)) + 1).tolist(), len(order)] if len(order) else [0]
+    return {int(depth[a]): (task.index[order[a:b]], order[a:b]) for a, b in zip(cuts[:-1], cuts[1:])}
 
 
 def _level(task: PersonalTask, broadcast: dict, nodes: Nodes) -> tuple:
@@ -158,7 +157,7 @@ def personal_elimination(task: PersonalTask, rewards: Callable[[np.ndarray], np.
 def personal_recommendation(phases: list) -> tuple | None:
     """``(depth, index)`` of the node of highest lower confidence bound ``mu - b`` among the last
     two phases with estimates (the rule of Fed-PNE's recommendation), or None."""
-    phases = [ph for ph in phases if np.any(np.isfinite(ph.means))][-2:]
+    phases = list(islice((ph for ph in reversed(phases) if np.isfinite(ph.means).any()), 2))[::-1]
     if not phases:
         return None
     with np.errstate(invalid="ignore"):
