@@ -132,13 +132,13 @@ def test_personal_elimination_never_eliminates_a_collaborative_survivor():
                         means=[0.2, 0.1], widths=[0.01, 0.01], own_means=[0.2, 0.9], own_counts=[5, 5], budget=50,
                         horizon=200, nu1=0.2, rho=0.5, c=0.1, c1=1.0, delta=0.5, pull="center")
     phases, spent = personal_elimination(task, lambda x: np.where(x[:, 0] >= 0.5, 0.9, 0.2))
-    first = phases[1]  # the root is phase 0
+    first = phases[0]  # depth 1: the root, alone, is never judged
     assert first.nodes.keys() == [(1, 1), (1, 2)] and first.protected.tolist() == [True, False]
     assert first.means.tolist() == [0.2, 0.9] and first.widths[0] == 0.01
     # eq. 1 would drop (1, 1) (0.2 + 0.01 + 0.1 < 0.9 - b), but a survivor of K^h is never eliminated here
     assert 0.2 + 0.01 + 0.2 * 0.5 < 0.9 - first.widths[1]
     assert first.eliminated.tolist() == [False, False]
-    assert phases[2].nodes.keys() == [(2, 1), (2, 2), (2, 3), (2, 4)]
+    assert phases[1].nodes.keys() == [(2, 1), (2, 2), (2, 3), (2, 4)]
     assert spent == 50 and personal_recommendation(phases)[1] > 2  # the party's own peak, on the right
 
 

@@ -60,9 +60,10 @@ def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
     """
     means = np.asarray(means, dtype=float)
     widths = np.asarray(widths, dtype=float)
-    if not np.any(np.isfinite(means)):
+    known = np.where(np.isnan(means), -np.inf, means)
+    best = int(np.argmax(known))  # the first highest mean
+    if not np.isfinite(known[best]):  # no node has an estimate
         return np.zeros(len(means), dtype=bool)
-    best = int(np.argmax(np.where(np.isnan(means), -np.inf, means)))  # the first highest mean
     upper = means + widths + nu1 * rho ** np.asarray(depth, dtype=float)
     return ~(upper >= means[best] - widths[best])  # NaN compares False: eliminated
 

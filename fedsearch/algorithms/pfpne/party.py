@@ -117,14 +117,17 @@ def personal_elimination(task: PersonalTask, rewards: Callable[[np.ndarray], np.
     low, high = task.bounds
     const = dict(horizon=task.horizon, c=task.c, c1=task.c1, delta=task.delta)
     broadcast = _broadcast(task)
-    nodes = partition.root()  # Algorithm 3, line 2: every party restarts from the root
+    # Algorithm 3, line 2: every party restarts from the root, a lone node that is its own best
+    # and is never eliminated: its children are the first depth judged
+    nodes = partition.children(partition.root())
     protected, g_means, g_widths, sums, counts = _level(task, broadcast, nodes)
     phases, spent = [], 0
     while len(nodes) and spent < task.budget:
         h = int(nodes.depth[0])
         need = np.zeros(len(nodes), dtype=np.int64)
         if len(nodes) > 1:  # a lone node is its own best and is never eliminated: not pulled
-            need = np.where(protected, 0, np.maximum(tau(h, nu1=task.nu1, rho=task.rho, **const) - counts, 0))
+            need = np.maximum(tau(h, nu1=task.nu1, rho=task.rho, **const) - counts, 0)
+            need[protected] = 0
         pulls, remaining, need_total = need, task.budget - spent, int(need.sum())
         truncated = need_total > remaining
         if truncated:
