@@ -71,20 +71,21 @@ def _level(task: PersonalTask, broadcast: dict, nodes: Nodes) -> tuple:
     """``(protected, global means, global widths, local sums, local counts)`` of ``nodes``, one
     depth of ``K_m^h``: nodes of ``K^h`` take the broadcast statistics (Algorithm 2, line 11); the
     others keep the party's own rewards of the collaborative stage (the nodes of ``E^h`` it
-    pulled there)."""
+    pulled there). The global statistics are None at a depth the broadcast does not reach."""
     n = len(nodes)
     protected = np.zeros(n, dtype=bool)
-    means, widths = np.full(n, np.nan), np.full(n, np.inf)
     sums, counts = np.zeros(n), np.zeros(n, dtype=np.int64)
-    if n and int(nodes.depth[0]) in broadcast:
-        index, rows = broadcast[int(nodes.depth[0])]
-        j = rows[np.clip(np.searchsorted(index, nodes.index), 0, len(rows) - 1)]
-        found = task.index[j] == nodes.index
-        protected = found & ~task.eliminated[j]
-        means[protected], widths[protected] = task.means[j[protected]], task.widths[j[protected]]
-        own = found & ~protected & (task.own_counts[j] > 0)
-        counts[own] = task.own_counts[j[own]]
-        sums[own] = task.own_means[j[own]] * counts[own]
+    if not n or int(nodes.depth[0]) not in broadcast:  # below the collaborative stage: no global statistics
+        return protected, None, None, sums, counts
+    index, rows = broadcast[int(nodes.depth[0])]
+    j = rows[np.clip(np.searchsorted(index, nodes.index), 0, len(rows) - 1)]
+    found = task.index[j] == nodes.index
+    protected = found & ~task.eliminated[j]
+    means, widths = np.full(n, np.nan), np.full(n, np.inf)
+    means[protected], widths[protected] = task.means[j[protected]], task.widths[j[protected]]
+    own = found & ~protected & (task.own_counts[j] > 0)
+    counts[own] = task.own_counts[j[own]]
+    sums[own] = task.own_means[j[own]] * counts[own]
     return protected, means, widths, sums, counts
 
 
