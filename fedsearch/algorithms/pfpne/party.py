@@ -33,7 +33,7 @@ class PersonalPhase:
         ``K_m^h``.
     pulls : ndarray of int of shape (n_nodes,)
         Pulls of each node at this depth (all 0 when every node of ``K_m^h \\ K^h`` already had
-        ``tau_h`` local rewards, or ``K_m^h`` is a single node).
+        ``tau_h`` local rewards).
     protected : ndarray of bool of shape (n_nodes,)
         Membership in ``K^h``, the collaborative survivors: global statistics, never eliminated
         here.
@@ -125,10 +125,8 @@ def personal_elimination(task: PersonalTask, rewards: Callable[[np.ndarray], np.
     phases, spent = [], 0
     while len(nodes) and spent < task.budget:
         h = int(nodes.depth[0])
-        need = np.zeros(len(nodes), dtype=np.int64)
-        if len(nodes) > 1:  # a lone node is its own best and is never eliminated: not pulled
-            need = np.maximum(tau(h, nu1=task.nu1, rho=task.rho, **const) - counts, 0)
-            need[protected] = 0
+        need = np.maximum(tau(h, nu1=task.nu1, rho=task.rho, **const) - counts, 0)  # line 4
+        need[protected] = 0
         pulls, remaining, need_total = need, task.budget - spent, int(need.sum())
         truncated = need_total > remaining
         if truncated:
