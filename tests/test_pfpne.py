@@ -359,7 +359,7 @@ def test_estimator_one_configuration_and_one_model_per_party(hospitals):
 
 @pytest.mark.parametrize("share", [False, True])
 def test_estimator_personal_evaluations_stay_at_the_party_unless_shared(hospitals, share):
-    from fedsearch.messages import jsonable
+    from fedsearch.messages import EvaluateReply, jsonable
 
     Xs, ys = hospitals
     search = _search(n_iter=30, gap=0.5, pull="uniform", share_evaluations=share).fit(Xs, ys)
@@ -387,6 +387,15 @@ def test_estimator_personal_evaluations_stay_at_the_party_unless_shared(hospital
     listed = len(search.cv_results_["params"])
     personal_points = sum(r.n_evaluations for r in replies.values())
     assert (listed > personal_points) if share else (listed < personal_points)
+    # after the collaborative stage, no reply carries a score of a personal configuration unless shared
+    own = {pid: search.strategy_.recommend(party=pid) for pid in range(3)}
+    common = search.strategy_.recommend()
+    later = [(r, pid, m) for r, pid, d, m in search.transcript_ if r > max(search.collaborative_rounds_)]
+    tasks = {(r, pid): m for r, pid, m in later if not hasattr(m, "error")}
+    scored = [(tasks[r, pid], pid) for r, pid, m in later if isinstance(m, EvaluateReply)]
+    carries_own = [any(np.allclose(x, own[pid]) and not np.allclose(x, common) for x in task.points)
+                   for task, pid in scored]
+    assert any(carries_own) == share and hasattr(search, "personal_results_") == share
 
 
 def test_estimator_reward_bounds_reach_the_party_that_rescales_its_own_scores():

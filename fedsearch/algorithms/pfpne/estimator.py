@@ -32,7 +32,9 @@ _PERSONAL_ATTRIBUTES = """    best_params_per_party_ : dict
         ``{party id: estimator}`` fitted on that party's data; with ``final_fit="local"`` each
         with its party's own configuration. Absent for ``final_fit="pooled"`` or None.
     personal_results_ : dict of list
-        One row per party, loadable by ``pandas.DataFrame``: ``party``, ``params_personal``,
+        With ``share_evaluations=True`` (absent otherwise: a party's score of its own
+        configuration would cross the boundary). One row per party, loadable by
+        ``pandas.DataFrame``: ``party``, ``params_personal``,
         ``params_global`` and, for each metric, ``personal_test_<metric>`` (the party's mean CV
         score of its own configuration), ``global_test_<metric>`` (of the federation's
         configuration) and ``gain_test_<metric>`` (their difference: what personalisation
@@ -158,8 +160,9 @@ class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
 
     def _after_search(self, strategy, federation, space):
         fitted = super()._after_search(strategy, federation, space)
-        results = self._personal_results(strategy, federation, space)
-        return {**fitted,
-                "best_params_per_party_": dict(zip(results["party"], results["params_personal"])),
-                "personal_results_": results,
-                "collaborative_rounds_": fitted["strategy_"].collaborative_rounds_}
+        fitted.update(best_params_per_party_={pid: space.to_params(strategy.recommend(party=p))
+                                              for p, pid in enumerate(federation.party_ids)},
+                      collaborative_rounds_=fitted["strategy_"].collaborative_rounds_)
+        if self.share_evaluations:  # the parties' scores of their own configurations cross only when shared
+            fitted["personal_results_"] = self._personal_results(strategy, federation, space)
+        return fitted
