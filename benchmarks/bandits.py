@@ -11,31 +11,37 @@
 (c) Level-order paper (003), Fig. 2: final loss ``f* - f(x(n))`` of the level-order bandit with
     m = 1, 4, 16 players on ``(sin(13x) sin(27x)/2 + 1)/2`` (n = 1600 steps) and Garland
     (n = 10000), every player evaluating the same function.
+(d) Bytes per party of the pull protocol (issue 12's case: Garland, M = 10 parties, T = 5000 pulls
+    each) for every X-armed strategy, the parties keeping their scores (the papers' protocol) or
+    sharing each configuration's score (``share=True``, what ``share_evaluations`` sends).
 (e) Scale: Fed-PNE with 1,000 parties and up to 10,000 pulls each; the strategy's server-side
     time, the wall time of the whole simulation (parties and message encoding included) and the
     number of rounds against log2 T.
 (f) Scale of every X-armed strategy (Fed-PNE, level-order, PF-PNE) at 1,000 parties x 10,000
-    pulls through ``simulate``: wall seconds, the server's seconds, the peak of traced memory
-    (``tracemalloc``, a second run) and the bytes per party. Targets: under 5 s and 300 MB.
+    pulls through ``simulate``: wall and process (CPU) seconds, the server's seconds, the peak of
+    traced memory (``tracemalloc``, a second run) and the bytes per party. Targets: under 5 s and
+    300 MB.
 (g) DP-Fed-PNE's utility at party-level epsilons (``dp_epsilon``, ``dp_delta = 1e-5`` over the
-    whole search, the noise derived for ``T + 1`` releases per party): simple and cumulative
-    regret on Garland with M = 10 parties (shifted copies, values in [0, 1]), against no DP.
+    whole search, the noise ``sigma`` derived for ``T + 1`` releases per party, and the paper's
+    per-release epsilon for that ``sigma``): simple and cumulative regret on Garland with M = 10 parties (shifted copies, values in [0, 1]), against no DP.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 import tracemalloc
 
 import numpy as np
 
+from fedsearch.privacy import classic_gaussian_epsilon, gaussian_noise_for_epsilon
 from fedsearch.research import synthetic
 from fedsearch.research.simulate import simulate
 
 from ._common import plot_curves, print_table, pyxab_hct, seeds, write_runs
 
-PARTS = ("a", "b", "c", "e", "f", "g")
+PARTS = ("a", "b", "c", "d", "e", "f", "g")
 OBJECTIVES_A = ("garland", "double_sine")
 # label -> (strategy of fedsearch.research.simulate, its options); "hct" is PyXAB's, run on the global objective
 METHODS_A = {"fedpne": ("fedpne", {}), "fed-pne-center": ("fedpne", {"pull": "center"}),
@@ -195,7 +201,22 @@ def part_c(args, s, runs) -> None:
         print_table([t for t in table if t["objective"] == name], ["objective", "M", "seeds", *cols, "loss_std", "rounds", "used"],
                     title=f"(c) level-order bandit on {name}: loss f* - f(x(n)) after n steps per player with m players "
                           f"(means over seeds; loss_std, rounds and 'used' = evaluations a player spent, at n = {n}; "
-                          "a level is never cut)")
+                          "the last level gets the remainder of the budget)")
+
+
+def part_d(args, s, runs) -> None:
+    M, T = 10, 5000
+    rows = []
+    parties = synthetic.make_parties(synthetic.garland(), M, kind="perturb", noise_std=args.noise_std, random_state=0)
+    for name in ("fedpne", "levelorder", "pfpne"):
+        for share in (False, True):
+            trace = simulate(name, parties, T, random_state=0, share=share)
+            rows.append({"part": "d", "objective": "garland", "method": name, "M": M, "T": T, "seed": 0,
+                         "share": share, "rounds": trace.n_rounds, "bytes_per_party": trace.bytes_per_round.sum() / M})
+    runs.extend(rows)
+    print_table(rows, ["method", "share", "M", "T", "rounds", "bytes_per_party"],
+                title="(d) bytes per party (both directions, as encoded), Garland; before issue 12 every pulled "
+                      "point went down and every reward up")
 
 
 def part_e(args, s, runs) -> None:
@@ -223,21 +244,23 @@ def part_f(args, s, runs) -> None:
     rows = []
     parties = synthetic.make_parties(synthetic.garland(), M, kind="perturb", noise_std=args.noise_std, random_state=0)
     for name in ("fedpne", "levelorder", "pfpne"):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         trace = simulate(name, parties, T, random_state=0)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         tracemalloc.start()
         simulate(name, parties, T, random_state=0)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         rows.append({"part": "f", "objective": "garland", "method": name, "M": M, "T": T, "seed": 0,
-                     "wall_time": wall, "server_time": trace.server_time, "peak_MB": peak / 1e6,
+                     "wall_time": wall, "cpu_time": cpu, "server_time": trace.server_time, "peak_MB": peak / 1e6,
                      "rounds": trace.n_rounds, "KB_per_party": trace.bytes_per_round.sum() / M / 1e3,
                      "pulls": int(trace.n_evaluations.max())})
     runs.extend(rows)
-    print_table(rows, ["method", "M", "T", "pulls", "rounds", "wall_time", "server_time", "peak_MB", "KB_per_party"],
-                title="(f) scale of the X-armed strategies, Garland (wall = whole simulate; peak = tracemalloc "
-                      "peak of a second run; targets 5 s and 300 MB)")
+    print_table(rows, ["method", "M", "T", "pulls", "rounds", "wall_time", "cpu_time", "server_time", "peak_MB",
+                       "KB_per_party"],
+                title="(f) scale of the X-armed strategies, Garland (wall = whole simulate, cpu = its process "
+                      "time, which other jobs on the machine inflate less; peak = tracemalloc peak of a second "
+                      f"run; targets 5 s and 300 MB; load average {os.getloadavg()[0]:.1f} at the end)")
 
 
 def part_g(args, s, runs) -> None:
@@ -252,12 +275,15 @@ def part_g(args, s, runs) -> None:
             trace = simulate("fedpne", parties, T, random_state=seed, **dp)
             simple.append(trace.simple_regret())
             cumulative.append(trace.cumulative_regret() / T)
+        sigma = 0.0 if eps is None else gaussian_noise_for_epsilon(eps, T + 1, 1e-5)
         rows.append({"part": "g", "objective": "garland", "method": "fedpne", "M": M, "T": T,
                      "epsilon": "none" if eps is None else eps, "delta": "-" if eps is None else 1e-5,
+                     "sigma": sigma, "release_epsilon": classic_gaussian_epsilon(sigma, 1e-5) if sigma else "-",
                      "simple_regret": float(np.mean(simple)), "regret_per_pull": float(np.mean(cumulative)),
                      "seeds": len(simple)})
     runs.extend(rows)
-    print_table(rows, ["epsilon", "delta", "M", "T", "seeds", "simple_regret", "regret_per_pull"],
+    print_table(rows, ["epsilon", "delta", "sigma", "release_epsilon", "M", "T", "seeds", "simple_regret",
+                       "regret_per_pull"],
                 title="(g) DP-Fed-PNE utility at party-level (epsilon, delta) over the whole search, Garland "
                       "(shifted parties), means over seeds")
 
@@ -266,5 +292,5 @@ def run(args) -> None:
     s = _settings(args)
     runs: list[dict] = []
     for part in args.parts:
-        {"a": part_a, "b": part_b, "c": part_c, "e": part_e, "f": part_f, "g": part_g}[part](args, s, runs)
+        {"a": part_a, "b": part_b, "c": part_c, "d": part_d, "e": part_e, "f": part_f, "g": part_g}[part](args, s, runs)
     write_runs(args, runs)

@@ -315,13 +315,6 @@ def _to_json(obj: Any, strict: bool) -> Any:
         return {"__float__": "inf" if obj > 0 else "-inf"}
     if obj is None or isinstance(obj, (bool, int, float, str)):  # the common leaves first
         return obj
-    from .space import SearchSpace
-
-    if isinstance(obj, SearchSpace):
-        return {"__space__": [[_to_json(d, strict) for d in dims] for dims in obj._subspaces]}
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and type(obj).__name__ in _REGISTRY:
-        fields = {f.name: _to_json(getattr(obj, f.name), strict) for f in dataclasses.fields(obj)}
-        return {"__message__": type(obj).__name__, **fields}
     if isinstance(obj, np.ndarray):
         if obj.dtype == object:
             return {"__list__": [_to_json(v, strict) for v in obj.tolist()]}
@@ -329,6 +322,13 @@ def _to_json(obj: Any, strict: bool) -> Any:
         data = np.ascontiguousarray(obj, dtype=obj.dtype.newbyteorder("<"))
         return {"__array__": base64.b64encode(data.tobytes()).decode(), "dtype": data.dtype.str,
                 "shape": list(obj.shape)}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and type(obj).__name__ in _REGISTRY:
+        fields = {f.name: _to_json(getattr(obj, f.name), strict) for f in dataclasses.fields(obj)}
+        return {"__message__": type(obj).__name__, **fields}
+    from .space import SearchSpace
+
+    if isinstance(obj, SearchSpace):
+        return {"__space__": [[_to_json(d, strict) for d in dims] for dims in obj._subspaces]}
     if isinstance(obj, np.generic):
         return _to_json(obj.item(), strict)
     if isinstance(obj, dict):

@@ -1,5 +1,16 @@
-"""Privacy accounting for the Poisson-subsampled Gaussian mechanism.
+"""Privacy accounting: the one home of fedsearch's accountants.
 
+Two mechanisms are accounted here, both through Google's ``dp-accounting`` where it is asked for:
+
+- the Poisson-subsampled Gaussian mechanism of DP-FTS-DE (:func:`subsampled_gaussian_epsilon`,
+  :func:`noise_multiplier_for_epsilon`);
+- composed Gaussian releases of sensitivity 1, DP-Fed-PNE's party-level guarantee
+  (:func:`gaussian_epsilon`, :func:`gaussian_noise_for_epsilon`, and the per-release figures of
+  the classic Gaussian mechanism the paper states, :func:`classic_gaussian_noise`,
+  :func:`classic_gaussian_epsilon`).
+
+Subsampled Gaussian
+-------------------
 One round of DP-FTS-DE (and of DP-FedAvg) selects each party independently with probability
 ``q``, sums the clipped vectors of the selected parties and adds Gaussian noise whose standard
 deviation is ``z`` times the sensitivity. The privacy loss after ``T`` such rounds, for a given
@@ -19,6 +30,22 @@ deviation is ``z`` times the sensitivity. The privacy loss after ``T`` such roun
     only one here that also handles the replace-one neighbouring relation.
 
 ``"rdp"`` and ``"pld"`` need the optional extra ``pip install 'fedsearch[dp]'``.
+
+Composed Gaussian releases
+--------------------------
+A DP-Fed-PNE party releases values clipped to ``[0, 1]`` plus ``N(0, sigma^2)``: Gaussian
+mechanisms of sensitivity 1 *with respect to the party's whole dataset* (every release is a
+function of all of it, so the releases of one party compose; the parties' data are disjoint, so
+the guarantee of each party is its own). ``k`` such releases compose exactly (also adaptively)
+to one Gaussian mechanism of sensitivity ``sqrt(k)``, i.e. ``mu``-GDP with ``mu = sqrt(k) / sigma``
+(Dong, Roth, Su 2022, Cor. 3.3), whose tight ``(epsilon, delta)`` curve is the analytic Gaussian
+mechanism's (Balle & Wang 2018, Thm. 8)::
+
+    delta(epsilon) = Phi(-epsilon / mu + mu / 2) - e^epsilon Phi(-epsilon / mu - mu / 2).
+
+``accountant="analytic"`` uses this closed form; ``"pld"`` and ``"rdp"`` are the subsampled
+accountants above at sampling rate 1 (PLD agrees with the closed form up to its discretisation;
+RDP is looser).
 """
 
 from __future__ import annotations
@@ -29,14 +56,20 @@ import math
 import numbers
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import gammaln, logsumexp, xlog1py, xlogy
+from scipy.stats import norm
 
 from ._optional import import_optional
 from ._validation import OPEN_UNIT, POSITIVE, InvalidParameterError, check_value, interval, options
 
-__all__ = ["subsampled_gaussian_epsilon", "noise_multiplier_for_epsilon"]
+__all__ = ["subsampled_gaussian_epsilon", "noise_multiplier_for_epsilon", "gaussian_epsilon",
+           "gaussian_noise_for_epsilon", "classic_gaussian_noise", "classic_gaussian_epsilon",
+           "GAUSSIAN_ACCOUNTANTS"]
 
 ACCOUNTANTS = ("paper", "rdp", "pld")
+#: the accountants of composed (not subsampled) Gaussian releases
+GAUSSIAN_ACCOUNTANTS = ("analytic", "pld", "rdp")
 NEIGHBORING = ("add_remove", "replace")
 
 # The integer Rényi orders of the classic moments accountant; the paper's 14 epsilon values are
@@ -89,8 +122,10 @@ def _dp_accounting_epsilon(sampling_rate, noise_multiplier, rounds, delta, accou
     dpa = import_optional("dp_accounting", "dp", f"accountant={accountant!r}")
     relation = (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE if neighboring == "add_remove"
                 else dpa.NeighboringRelation.REPLACE_ONE)
-    event = dpa.SelfComposedDpEvent(
-        dpa.PoissonSampledDpEvent(float(sampling_rate), dpa.GaussianDpEvent(float(noise_multiplier))), int(rounds))
+    release = dpa.GaussianDpEvent(float(noise_multiplier))
+    if sampling_rate < 1:
+        release = dpa.PoissonSampledDpEvent(float(sampling_rate), release)
+    event = dpa.SelfComposedDpEvent(release, int(rounds))
     if accountant == "rdp":
         acc = dpa.rdp.RdpAccountant(neighboring_relation=relation)
     else:
@@ -236,3 +271,90 @@ def noise_multiplier_for_epsilon(epsilon, sampling_rate, rounds, delta, accounta
         else:
             lo = mid
     return hi
+
+
+# --------------------------------------------------------------------------- composed Gaussian releases
+def classic_gaussian_noise(epsilon: float, delta: float) -> float:
+    """``sigma = sqrt(2 log(1.25 / delta)) / epsilon``: the classic Gaussian mechanism's noise for one
+    release of sensitivity 1 (Dwork & Roth 2014, Thm. A.1; DP-Fed-PNE App. D.2, Theorem D.1);
+    proven for ``epsilon < 1`` only."""
+    return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def classic_gaussian_epsilon(noise_std: float, delta: float) -> float:
+    """The per-release ``epsilon`` of :func:`classic_gaussian_noise` for ``noise_std`` (its inverse;
+    meaningful below 1 only)."""
+    return math.sqrt(2.0 * math.log(1.25 / delta)) / noise_std
+
+
+def _gdp_delta(epsilon: float, mu: float) -> float:
+    """``delta(epsilon)`` of ``mu``-GDP (the analytic Gaussian mechanism, Balle & Wang 2018, Thm. 8)."""
+    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon + norm.logcdf(-epsilon / mu - mu / 2))
+
+
+def gaussian_epsilon(noise_std, releases, delta, accountant="analytic") -> float:
+    """The ``epsilon`` at ``delta`` of ``releases`` composed Gaussian releases of sensitivity 1.
+
+    Parameters
+    ----------
+    noise_std : float
+        ``sigma`` of each release (its noise multiplier: the sensitivity is 1).
+    releases : int
+        Number ``k >= 0`` of releases, composed (adaptively or not).
+    delta : float
+        Target delta in (0, 1).
+    accountant : {"analytic", "pld", "rdp"}, default="analytic"
+        The exact closed form, or ``dp-accounting``'s PLD or RDP accountant (the ``dp`` extra).
+
+    Returns
+    -------
+    epsilon : float
+
+    Examples
+    --------
+    >>> from fedsearch.privacy import gaussian_epsilon
+    >>> round(gaussian_epsilon(10.0, 100, 1e-5), 3)   # mu = 1
+    4.377
+    """
+    func = "gaussian_epsilon"
+    check_value(func, "noise_std", noise_std, POSITIVE)
+    check_value(func, "releases", releases, interval(numbers.Integral, 0, None))
+    check_value(func, "delta", delta, OPEN_UNIT)
+    check_value(func, "accountant", accountant, options(*GAUSSIAN_ACCOUNTANTS))
+    if releases == 0:
+        return 0.0
+    if accountant != "analytic":
+        return _epsilon(1.0, noise_std, releases, delta, accountant, "add_remove")
+    mu = math.sqrt(releases) / noise_std
+    if _gdp_delta(0.0, mu) <= delta:
+        return 0.0
+    high = 1.0
+    while _gdp_delta(high, mu) > delta:
+        high *= 2.0
+    return float(brentq(lambda e: _gdp_delta(e, mu) - delta, 0.0, high, xtol=1e-10))
+
+
+def gaussian_noise_for_epsilon(epsilon, releases, delta, accountant="analytic") -> float:
+    """The smallest ``sigma`` such that ``releases`` composed Gaussian releases of sensitivity 1 are
+    ``(epsilon, delta)``-DP: exact for ``"analytic"``; for ``"pld"`` and ``"rdp"`` the
+    :func:`noise_multiplier_for_epsilon` search at sampling rate 1 (never above the target).
+
+    Examples
+    --------
+    >>> from fedsearch.privacy import gaussian_epsilon, gaussian_noise_for_epsilon
+    >>> sigma = gaussian_noise_for_epsilon(1.0, 101, 1e-5)
+    >>> round(gaussian_epsilon(sigma, 101, 1e-5), 6)
+    1.0
+    """
+    func = "gaussian_noise_for_epsilon"
+    check_value(func, "epsilon", epsilon, POSITIVE)
+    check_value(func, "releases", releases, interval(numbers.Integral, 1, None))
+    check_value(func, "delta", delta, OPEN_UNIT)
+    check_value(func, "accountant", accountant, options(*GAUSSIAN_ACCOUNTANTS))
+    if accountant != "analytic":
+        return noise_multiplier_for_epsilon(epsilon, 1.0, releases, delta, accountant)
+    high = 1.0  # the mu of the target, then sigma = sqrt(k) / mu
+    while _gdp_delta(epsilon, high) < delta:
+        high *= 2.0
+    mu = brentq(lambda m: _gdp_delta(epsilon, m) - delta, 1e-9, high, xtol=1e-12)
+    return math.sqrt(releases) / float(mu)

@@ -12,7 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from fedsearch import FedPNESearchCV, LevelOrderSearchCV
 from fedsearch.federation import SETUP_ROUND
-from fedsearch.algorithms.fedpne.privacy import noise_for_target
+from fedsearch.privacy import gaussian_noise_for_epsilon
 from fedsearch.algorithms.xarmed.tasks import PullReply, PullTask
 from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy
 from fedsearch.algorithms.levelorder.strategy import LevelOrderStrategy
@@ -137,7 +137,7 @@ def test_reward_bounds_rescale_what_the_bandit_sees(regression_parties):
 
 def test_dp_noise_is_sent_to_the_parties_and_scaled_with_bounds(parties, regression_parties):
     Xs, ys = parties
-    sigma = noise_for_target(4.0, 0.01, 6 + 1)  # the party-level target over n_iter + 1 releases
+    sigma = gaussian_noise_for_epsilon(4.0, 6 + 1, 0.01)  # the party-level target over n_iter + 1 releases
     search = FedPNESearchCV(TREE, SPACE, n_iter=6, cv=2, dp_epsilon=4.0, dp_delta=0.01,
                             random_state=0).fit(Xs, ys)
     tasks = messages(search, PullTask, "to_party")
@@ -153,7 +153,7 @@ def test_dp_noise_is_sent_to_the_parties_and_scaled_with_bounds(parties, regress
                             reward_bounds=(-3.0, 1.0), dp_epsilon=4.0, dp_delta=0.01,
                             random_state=0).fit(Xr, yr)
     tasks = messages(search, PullTask, "to_party")
-    sigma = noise_for_target(4.0, 0.01, 4 + 1)
+    sigma = gaussian_noise_for_epsilon(4.0, 4 + 1, 0.01)
     assert tasks and all(math.isclose(t.noise_std, 4.0 * sigma) and t.clip == (-3.0, 1.0) for _, _, t in tasks)
 
 

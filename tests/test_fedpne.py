@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy, NodeStatistics, confidence_width, eliminate, tau
-from fedsearch.algorithms.fedpne.privacy import noise_for_target
+from fedsearch.privacy import gaussian_noise_for_epsilon
 from fedsearch.algorithms.xarmed.party import pull_reply
 from fedsearch.algorithms.xarmed.tasks import PullReply, PullTask
 
@@ -252,7 +252,7 @@ def test_dp_tasks_carry_the_noise_and_one_noise_seed_per_party():
     assert FedPNEStrategy(1, 2, 10, random_state=0).configure(0)[0].noise_std == 0
     # a party-level target: the noise of n_iter + 1 releases
     target = FedPNEStrategy(1, 20, 2000, dp_epsilon=1.0, dp_delta=1e-3, random_state=0)
-    assert target.noise_std_ == pytest.approx(noise_for_target(1.0, 1e-3, 2001))
+    assert target.noise_std_ == pytest.approx(gaussian_noise_for_epsilon(1.0, 2001, 1e-3))
 
 
 def test_dp_search_never_renoises_a_configuration_at_a_real_party():

@@ -7,23 +7,32 @@ from fedsearch.algorithms.xarmed.party import pull_reply
 from fedsearch.algorithms.xarmed.tasks import PullReply
 from fedsearch.research.simulate import simulate
 from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy
+from fedsearch.algorithms.pfpne.party import personal_elimination, personal_recommendation
 from fedsearch.algorithms.pfpne.strategy import COLLABORATIVE, PERSONAL, PFPNEStrategy, transition_depth
+from fedsearch.algorithms.pfpne.tasks import PersonalReply, PersonalTask
 from fedsearch.research.synthetic import garland, make_parties
 
 
-def run(strategy, funcs, noise=0.0, seed=0, fail=None):
-    """Fake parties: party ``p`` answers with ``funcs[p]`` (plus noise). Returns {round: tasks}."""
+def run(strategy, funcs, noise=0.0, seed=0, fail=None, personal=None):
+    """Fake parties: party ``p`` answers with ``funcs[p]`` (plus noise), in the personal stage
+    with ``personal[p]`` when given. Returns ({round: tasks}, {party: its personal phases})."""
     rng = np.random.default_rng(seed)
-    rounds, r = {}, 0
+    rounds, phases, r = {}, {}, 0
     while (tasks := strategy.configure(r)) is not None:
-        replies = {p: pull_reply(t, funcs[p](t.points) + noise * rng.standard_normal(len(t.points)))
-                   for p, t in tasks.items()}
+        replies = {}
+        for p, t in tasks.items():
+            if isinstance(t, PersonalTask):  # the party's own work, at the party
+                f = (personal or funcs)[p]
+                phases[p], spent = personal_elimination(t, lambda x, f=f: f(x) + noise * rng.standard_normal(len(x)))
+                replies[p] = PersonalReply(node=personal_recommendation(phases[p]), n_evaluations=spent, n_samples=1)
+            else:
+                replies[p] = pull_reply(t, funcs[p](t.points) + noise * rng.standard_normal(len(t.points)))
         if fail is not None:
             replies = fail(r, replies)
         strategy.aggregate(r, replies)
         rounds[r] = tasks
         r += 1
-    return rounds
+    return rounds, phases
 
 
 def left(points):
@@ -87,14 +96,14 @@ def test_gap_must_be_positive(bad):
 def test_a_node_eliminated_only_collaboratively_stays_available_to_the_party_that_needs_it():
     strategy = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
     assert strategy.h0 == 1
-    run(strategy, HETEROGENEOUS)
+    _, personal = run(strategy, HETEROGENEOUS)
     (collab,) = strategy.phases_
     # the federation (3 parties on the left) eliminates the right half (1, 2)
     assert collab.nodes.keys() == [(1, 1), (1, 2)]
     assert collab.eliminated.tolist() == [False, True]
     t1 = strategy.tau(1)
     for m in range(4):
-        phase = next(ph for ph in strategy.personal_phases_[m] if ph.nodes.depth[0] == 1)
+        phase = next(ph for ph in personal[m] if ph.nodes.depth[0] == 1)
         assert phase.nodes.keys() == [(1, 1), (1, 2)]
         assert phase.protected.tolist() == [True, False]          # K^1 = {(1, 1)}
         # its collaborative pull counts: tau_1 - ceil(tau_1 / M) more local pulls make T_{m,1,2} = tau_1
@@ -116,10 +125,27 @@ def test_a_node_eliminated_only_collaboratively_stays_available_to_the_party_tha
     assert fedpne.recommend(party=3)[0] < 0.5
 
 
+def test_personal_elimination_never_eliminates_a_collaborative_survivor():
+    # K^1 = {(1, 1)} with a low global mean; the party's own rewards put (1, 2) far above it
+    tree = PFPNEStrategy(1, 2, 200, nu1=0.2, gap=0.1, split="longest", random_state=0).partition
+    task = PersonalTask(tree=(1, "longest", tree.seed), depth=[1, 1], index=[1, 2], eliminated=[False, True],
+                        means=[0.2, 0.1], widths=[0.01, 0.01], own_means=[0.2, 0.9], own_counts=[5, 5], budget=50,
+                        horizon=200, nu1=0.2, rho=0.5, c=0.1, c1=1.0, delta=0.5, pull="center")
+    phases, spent = personal_elimination(task, lambda x: np.where(x[:, 0] >= 0.5, 0.9, 0.2))
+    first = phases[0]  # depth 1: the root, alone, is never judged
+    assert first.nodes.keys() == [(1, 1), (1, 2)] and first.protected.tolist() == [True, False]
+    assert first.means.tolist() == [0.2, 0.9] and first.widths[0] == 0.01
+    # eq. 1 would drop (1, 1) (0.2 + 0.01 + 0.1 < 0.9 - b), but a survivor of K^h is never eliminated here
+    assert 0.2 + 0.01 + 0.2 * 0.5 < 0.9 - first.widths[1]
+    assert first.eliminated.tolist() == [False, False]
+    assert phases[1].nodes.keys() == [(2, 1), (2, 2), (2, 3), (2, 4)]
+    assert spent == 50 and personal_recommendation(phases)[1] > 2  # the party's own peak, on the right
+
+
 def test_personal_elimination_hand_computed_widths():
     strategy = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
-    run(strategy, HETEROGENEOUS)
-    phase = next(ph for ph in strategy.personal_phases_[0] if ph.nodes.depth[0] == 1)
+    _, personal = run(strategy, HETEROGENEOUS)
+    phase = next(ph for ph in personal[0] if ph.nodes.depth[0] == 1)
     # b_{m,h,i} = c sqrt(log(c1 T / delta) / T_{m,h,i}), delta = 1/M
     b = 0.1 * math.sqrt(math.log(400 * 4) / phase.counts[1])
     assert phase.widths[1] == pytest.approx(b)
@@ -131,52 +157,67 @@ def test_personal_elimination_hand_computed_widths():
 def test_one_party_pulls_nothing_again_at_the_collaborative_depths():
     # with M = 1 the collaborative pulls ceil(tau_h / 1) already meet tau_h
     strategy = PFPNEStrategy(1, 1, 2000, gap=0.1, random_state=0)
-    run(strategy, [left])
-    phases = strategy.personal_phases_[0]
-    assert all(ph.round is None for ph in phases if ph.nodes.depth[0] <= strategy.h0)
-    assert any(ph.round is not None for ph in phases if ph.nodes.depth[0] > strategy.h0)
+    _, personal = run(strategy, [left])
+    phases = personal[0]
+    assert all(not ph.pulls.any() for ph in phases if ph.nodes.depth[0] <= strategy.h0)
+    assert any(ph.pulls.any() for ph in phases if ph.nodes.depth[0] > strategy.h0)
 
 
 # --------------------------------------------------------------------------- stages and communication
 def test_no_global_aggregation_after_the_collaborative_stage():
     strategy = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
-    rounds = run(strategy, HETEROGENEOUS)
+    rounds, _ = run(strategy, HETEROGENEOUS)
     stages = [strategy.round_stages_[r] for r in sorted(rounds)]
-    n_collab = stages.count(COLLABORATIVE)
-    assert n_collab == strategy.h0 == 1 and stages == [COLLABORATIVE] + [PERSONAL] * (len(stages) - 1)
+    # one round per collaborative depth, then a single personal round (the broadcast)
+    assert strategy.h0 == 1 and stages == [COLLABORATIVE, PERSONAL]
     assert strategy.collaborative_rounds_ == [0]
     # global aggregations (phases_) happen in collaborative rounds only, at depths <= H0
     assert [ph.round for ph in strategy.phases_] == strategy.collaborative_rounds_
     assert all(ph.nodes.depth.max() <= strategy.h0 for ph in strategy.phases_)
-    # collaborative rounds send every party the same points; personal rounds do not need to
-    for r, tasks in rounds.items():
-        if strategy.round_stages_[r] == COLLABORATIVE:
-            assert all(np.array_equal(t.points, tasks[0].points) for t in tasks.values())
+    # collaborative rounds send every party the same points
+    assert all(np.array_equal(t.points, rounds[0][0].points) for t in rounds[0].values())
+
+
+def test_the_personal_task_broadcasts_the_collaborative_survivors_and_the_party_own_statistics():
+    strategy = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
+    rounds, _ = run(strategy, HETEROGENEOUS)
+    (collab,) = strategy.phases_
+    tasks = rounds[1]
+    assert all(isinstance(t, PersonalTask) for t in tasks.values()) and sorted(tasks) == [0, 1, 2, 3]
+    for m, t in tasks.items():
+        # Algorithm 2, line 11: K^h with (mu_{h,i}, b_{h,i}), the same for every party
+        assert t.depth.tolist() == [1, 1] and t.index.tolist() == [1, 2]
+        assert t.eliminated.tolist() == collab.eliminated.tolist() == [False, True]
+        assert np.array_equal(t.means, collab.means) and np.array_equal(t.widths, collab.widths)
+        # the party's own local means and counts of the collaborative stage, and its remaining budget
+        assert np.array_equal(t.own_means, collab.stats.local_means[m])
+        assert t.own_counts.tolist() == collab.stats.counts[m].tolist()
+        assert t.budget == t.cost == 400 - strategy.spent_
+    # each party its own pull stream
+    assert len({t.draw_seed for t in tasks.values()}) == 4
 
 
 @pytest.mark.parametrize("pull", ["uniform", "center"])
-def test_a_party_personal_stage_depends_on_its_own_replies_only(pull):
-    def twisted(r, replies):  # party 1 answers differently after the collaborative stage
-        if r >= 1:
-            replies[1] = PullReply(means=1.0 - replies[1].means, counts=replies[1].counts, n_samples=1)
-        return replies
-
+def test_a_party_personal_stage_depends_on_its_own_objective_only(pull):
+    upside_down = [left, lambda x: 1.0 - right(x), left, right]  # party 1 changes its mind after stage 1
     a = PFPNEStrategy(1, 4, 400, random_state=0, **{**SMALL_NU, "pull": pull})
     b = PFPNEStrategy(1, 4, 400, random_state=0, **{**SMALL_NU, "pull": pull})
-    rounds_a = run(a, HETEROGENEOUS, noise=0.05)
-    rounds_b = run(b, HETEROGENEOUS, noise=0.05, fail=twisted)
+    rounds_a, phases_a = run(a, HETEROGENEOUS)
+    rounds_b, phases_b = run(b, HETEROGENEOUS, personal=upside_down)
+    from fedsearch.messages import encode
+
+    assert all(encode(rounds_a[r][m]) == encode(rounds_b[r][m]) for r in rounds_a for m in range(4))
     for m in (0, 2, 3):
-        assert [t[m].points.tolist() for t in rounds_a.values() if m in t] == \
-               [t[m].points.tolist() for t in rounds_b.values() if m in t]
         assert np.array_equal(a.recommend(party=m), b.recommend(party=m))
-    assert not np.array_equal([ph.means for ph in a.personal_phases_[1]][-1],
-                              [ph.means for ph in b.personal_phases_[1]][-1])
+    assert not np.array_equal(phases_a[1][-1].means, phases_b[1][-1].means)
+    assert not np.array_equal(a.recommend(party=1), b.recommend(party=1))
     assert np.array_equal(a.recommend(), b.recommend())
 
 
 def test_no_collaboration_when_delta_reaches_nu1():
     strategy = PFPNEStrategy(1, 4, 200, gap=1.0, pull="center", random_state=0)
-    run(strategy, HETEROGENEOUS)
+    rounds, _ = run(strategy, HETEROGENEOUS)
+    assert list(rounds) == [0] and all(t.budget == 200 and len(t.index) == 0 for t in rounds[0].values())
     assert strategy.h0 == 0 and strategy.phases_ == [] and strategy.collaborative_rounds_ == []
     assert set(strategy.round_stages_.values()) == {PERSONAL}
     assert strategy.recommend().tolist() == [0.5]  # no collaborative recommendation
@@ -197,7 +238,7 @@ def test_budget_is_spent_exactly_and_never_exceeded(n_iter, n_parties, delta_gap
 def test_same_seed_same_run_and_recommend_is_pure():
     def go(seed):
         parties = make_parties(garland(), 3, kind="shift", scale=0.1, noise_std=0.1, random_state=1)
-        strategy = PFPNEStrategy(1, 3, 300, gap=0.1, random_state=seed)
+        strategy = PFPNEStrategy(1, 3, 300, gap=0.1, share=True, random_state=seed)
         trace = simulate(strategy, parties, n_iter=300, random_state=1)
         return strategy, trace
 
@@ -217,31 +258,36 @@ def test_recommend_party_is_checked():
         strategy.recommend(party=2)
 
 
-def test_a_failed_personal_reply_repeats_the_party_phase_only():
-    def fail_party_2_once(r, replies):
-        if r == 1:  # the first personal round
-            replies[2] = PullReply(means=np.array([]), counts=np.array([], int), n_samples=1, error="disk full")
+def test_a_failed_personal_reply_leaves_the_party_with_the_federation_recommendation():
+    def fail_party_2(r, replies):
+        if r == 1:  # the personal round
+            replies[2] = PersonalReply(node=None, n_evaluations=0, n_samples=1, error="disk full")
         return replies
 
     a = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
     b = PFPNEStrategy(1, 4, 400, random_state=0, **SMALL_NU)
     run(a, HETEROGENEOUS)
-    rounds_b = run(b, HETEROGENEOUS, fail=fail_party_2_once)
+    run(b, HETEROGENEOUS, fail=fail_party_2)
     assert b.failures_ == [(1, 2, "disk full")]
-    assert rounds_b[1][2].points.tolist() == rounds_b[2][2].points.tolist()  # the same depth again
-    assert b.party_spent_.tolist() == [400] * 4
+    assert b.party_spent_.tolist() == [400, 400, b.spent_, 400]
     for m in (0, 1, 3):
         assert np.array_equal(a.recommend(party=m), b.recommend(party=m))
-    assert abs(b.recommend(party=2)[0] - 0.2) < 0.05
+    assert np.array_equal(b.recommend(party=2), b.recommend())
+    assert abs(a.recommend(party=2)[0] - 0.2) < 0.05
 
 
 def test_simulate_by_name_with_local_regret():
     parties = make_parties(garland(), 4, kind="shift", scale=0.15, noise_std=0.05, random_state=0)
-    trace = simulate("pfpne", parties, n_iter=400, random_state=0, gap=0.2, pull="center")
+    trace = simulate("pfpne", parties, n_iter=400, random_state=0, gap=0.2, pull="center", share=True)
     assert trace.recommendations.shape == (4, 1)
     assert 0 < trace.cumulative_regret("local") < 400
     random = simulate("random", parties, n_iter=400, random_state=0)
     assert trace.cumulative_regret("local") < random.cumulative_regret("local")
+    # without share the parties keep their personal pulls: counted, not known (NaN regret)
+    kept = simulate("pfpne", parties, n_iter=400, random_state=0, gap=0.2, pull="center")
+    assert kept.n_evaluations.tolist() == [400] * 4
+    assert np.isnan(kept.cumulative_regret("local"))
+    assert np.array_equal(kept.recommendations, trace.recommendations)
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -304,10 +350,71 @@ def test_estimator_one_configuration_and_one_model_per_party(hospitals):
         assert search.strategy_.recommend(party=pid).tolist() == task.point.tolist()
     # the budget of each party in the search rounds
     stages = search.strategy_.round_stages_
-    spent = {p: sum(len(m.points) for r, pid, d, m in search.transcript_
-                    if d == "to_party" and r in stages and pid == p) for p in range(3)}
+    assert search.strategy_.party_spent_.tolist() == [10, 10, 10]
+    spent = {p: sum(m.cost for r, pid, d, m in search.transcript_ if d == "to_party" and r in stages and pid == p)
+             for p in range(3)}
     assert spent == {0: 10, 1: 10, 2: 10}
     assert search.collaborative_rounds_ == [r for r in sorted(stages) if stages[r] == "collaborative"]
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_estimator_personal_evaluations_stay_at_the_party_unless_shared(hospitals, share):
+    from fedsearch.messages import EvaluateReply, jsonable
+
+    Xs, ys = hospitals
+    search = _search(n_iter=30, gap=0.5, pull="uniform", share_evaluations=share).fit(Xs, ys)
+    stages = search.strategy_.round_stages_
+    (personal,) = [r for r, stage in stages.items() if stage == PERSONAL]
+    assert max(search.collaborative_rounds_) < personal
+    replies = {pid: m for r, pid, d, m in search.transcript_ if d == "to_server" and r == personal}
+    assert sorted(replies) == [0, 1, 2] and all(isinstance(m, PersonalReply) for m in replies.values())
+    spent = search.strategy_.party_spent_ - search.strategy_.spent_
+    assert spent.tolist() == [r.n_evaluations for r in replies.values()] and spent.min() > 0
+    for pid, reply in replies.items():
+        # the recommendation is the party's own (a node of the shared tree)
+        depth, index = reply.node
+        centre = search.strategy_.partition.nodes(depth, [index]).centers[0]
+        assert np.array_equal(search.strategy_.recommend(party=pid), centre)
+        if share:  # every configuration the party evaluated, with its score
+            assert reply.points.shape == (reply.n_evaluations, 1)
+            assert len(reply.evaluation.scores) == reply.n_evaluations
+            assert np.all((reply.evaluation.scores >= 0) & (reply.evaluation.scores <= 1))
+        else:  # nothing but the recommendation and a count: no score, no point, no mean
+            fields = {k: v for k, v in jsonable(reply).items() if v is not None}
+            assert fields == {"__message__": "PersonalReply", "node": [depth, index],
+                              "n_evaluations": reply.n_evaluations, "n_samples": reply.n_samples}
+    # cv_results_ lists the personal evaluations only when shared
+    listed = len(search.cv_results_["params"])
+    personal_points = sum(r.n_evaluations for r in replies.values())
+    assert (listed > personal_points) if share else (listed < personal_points)
+    # after the collaborative stage, no reply carries a score of a personal configuration unless shared
+    own = {pid: search.strategy_.recommend(party=pid) for pid in range(3)}
+    common = search.strategy_.recommend()
+    later = [(r, pid, m) for r, pid, d, m in search.transcript_ if r > max(search.collaborative_rounds_)]
+    tasks = {(r, pid): m for r, pid, m in later if not hasattr(m, "error")}
+    scored = [(tasks[r, pid], pid) for r, pid, m in later if isinstance(m, EvaluateReply)]
+    carries_own = [any(np.allclose(x, own[pid]) and not np.allclose(x, common) for x in task.points)
+                   for task, pid in scored]
+    assert any(carries_own) == share and hasattr(search, "personal_results_") == share
+
+
+def test_estimator_reward_bounds_reach_the_party_that_rescales_its_own_scores():
+    from sklearn.datasets import make_regression
+    from sklearn.linear_model import Ridge
+
+    from fedsearch import PFPNESearchCV
+
+    X, y = make_regression(150, 5, noise=10.0, random_state=0)
+    Xs, ys = [X[:75], X[75:]], [y[:75], y[75:]]
+    kw = dict(n_iter=12, gap=0.5, pull="center", scoring="r2", cv=2, random_state=0)
+    search = PFPNESearchCV(Ridge(), {"alpha": [1e-3, 1e-1, 10.0, 1e3]}, reward_bounds=(-1.0, 1.0), **kw).fit(Xs, ys)
+    tasks = [m for _, _, d, m in search.transcript_ if d == "to_party" and isinstance(m, PersonalTask)]
+    assert len(tasks) == 2 and all(t.bounds == (-1.0, 1.0) for t in tasks)
+    # the broadcast statistics are on the rescaled scale the party rescales its scores to
+    assert np.all((tasks[0].means >= 0) & (tasks[0].means <= 1))
+    assert all(p["alpha"] <= 10.0 for p in search.best_params_per_party_.values())  # not the over-regularised 1e3
+    with pytest.raises(ValueError, match="needs rewards in"):
+        PFPNESearchCV(Ridge(), {"alpha": [1e-3, 1e3]}, **kw).fit(Xs, ys)
 
 
 def test_estimator_global_final_fits_still_work(hospitals):
@@ -360,6 +467,6 @@ def test_personal_benchmark_smoke(capsys):
     assert len(rows) == 2 * 2 * 5
     ok = [r for r in rows if r["status"] == "ok"]
     assert all(r["local_regret"] > 0 for r in ok)
-    # PF-PNE without collaboration (Delta >= nu1) never communicates
-    assert all(r["communicating_rounds"] == 0 for r in ok if r["method"] == "pf-pne (Delta=1)")
+    # PF-PNE without collaboration (Delta >= nu1) communicates once: "search alone", one recommendation back
+    assert all(r["communicating_rounds"] == 1 for r in ok if r["method"] == "pf-pne (Delta=1)")
     assert "PF-PNE lowest (as the paper reports)?" in out

@@ -5,6 +5,8 @@ import pytest
 
 from fedsearch.privacy import (
     _epsilon_curve,
+    gaussian_epsilon,
+    gaussian_noise_for_epsilon,
     noise_multiplier_for_epsilon,
     subsampled_gaussian_epsilon,
 )
@@ -115,3 +117,28 @@ def test_calibration_with_pld_matches_the_notes():
     pytest.importorskip("dp_accounting")
     z = noise_multiplier_for_epsilon(5.0, 0.35, 60, D_LAND, accountant="pld")
     assert round(z, 2) == 1.52  # notes §2.2, calibration examples
+
+
+# --------------------------------------------------------------------------- composed Gaussian releases (DP-Fed-PNE)
+def test_composed_gaussian_releases_are_the_subsampled_accountants_at_rate_one():
+    pytest.importorskip("dp_accounting")
+    for accountant in ("rdp", "pld"):
+        assert gaussian_epsilon(2.0, 10, 1e-5, accountant) == subsampled_gaussian_epsilon(1.0, 2.0, 10, 1e-5, accountant)
+    # the closed form is tight: PLD agrees with it, RDP is looser
+    exact = gaussian_epsilon(2.0, 10, 1e-5)
+    assert gaussian_epsilon(2.0, 10, 1e-5, "pld") == pytest.approx(exact, rel=2e-3)
+    assert gaussian_epsilon(2.0, 10, 1e-5, "rdp") > exact
+    sigma = gaussian_noise_for_epsilon(3.0, 10, 1e-5, "rdp")
+    assert gaussian_epsilon(sigma, 10, 1e-5, "rdp") <= 3.0 < gaussian_epsilon(sigma / 1.002, 10, 1e-5, "rdp")
+
+
+def test_composed_gaussian_analytic_closed_form():
+    # k releases of sigma are one Gaussian of sensitivity sqrt(k): only mu = sqrt(k) / sigma matters
+    assert gaussian_epsilon(10.0, 100, 1e-5) == pytest.approx(gaussian_epsilon(1.0, 1, 1e-5), rel=1e-9)
+    assert gaussian_epsilon(10.0, 0, 1e-5) == 0.0
+    sigma = gaussian_noise_for_epsilon(0.5, 40, 1e-6)
+    assert gaussian_epsilon(sigma, 40, 1e-6) == pytest.approx(0.5, rel=1e-8)
+    with pytest.raises(ValueError, match=r"The 'accountant' parameter of gaussian_epsilon must be one of"):
+        gaussian_epsilon(1.0, 3, 1e-5, accountant="paper")
+    with pytest.raises(ValueError, match=r"The 'releases' parameter of gaussian_noise_for_epsilon must be an int"):
+        gaussian_noise_for_epsilon(1.0, 0, 1e-5)

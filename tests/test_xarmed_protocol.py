@@ -9,7 +9,7 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.tree import DecisionTreeClassifier
 
-from fedsearch.algorithms.fedpne.privacy import noise_for_target, paper_epsilon, party_epsilon
+from fedsearch.privacy import classic_gaussian_epsilon, gaussian_epsilon, gaussian_noise_for_epsilon
 from fedsearch.algorithms.fedpne.strategy import FedPNEStrategy, eliminate
 from fedsearch.algorithms.levelorder.strategy import LevelOrderStrategy
 from fedsearch.algorithms.xarmed.tasks import PullReply, PullTask
@@ -143,14 +143,14 @@ def test_released_means_are_clipped_before_the_noise():
 
 def test_party_level_accounting():
     # mu-GDP with mu = sqrt(k) / sigma = 1: the closed form at delta = 1e-5
-    assert math.isclose(party_epsilon(10.0, 100, 1e-5), 4.3772, abs_tol=1e-3)
-    assert party_epsilon(10.0, 400, 1e-5) > party_epsilon(10.0, 100, 1e-5)
-    sigma = noise_for_target(2.0, 1e-5, 1001)
-    assert math.isclose(party_epsilon(sigma, 1001, 1e-5), 2.0, rel_tol=1e-6)
-    assert math.isclose(paper_epsilon(math.sqrt(2 * math.log(1.25e5)), 1e-5), 1.0)
+    assert math.isclose(gaussian_epsilon(10.0, 100, 1e-5), 4.3772, abs_tol=1e-3)
+    assert gaussian_epsilon(10.0, 400, 1e-5) > gaussian_epsilon(10.0, 100, 1e-5)
+    sigma = gaussian_noise_for_epsilon(2.0, 1001, 1e-5)
+    assert math.isclose(gaussian_epsilon(sigma, 1001, 1e-5), 2.0, rel_tol=1e-6)
+    assert math.isclose(classic_gaussian_epsilon(math.sqrt(2 * math.log(1.25e5)), 1e-5), 1.0)
     pytest.importorskip("dp_accounting")
-    assert math.isclose(party_epsilon(10.0, 100, 1e-5, "pld"), party_epsilon(10.0, 100, 1e-5), rel_tol=1e-3)
-    assert party_epsilon(10.0, 100, 1e-5, "rdp") >= party_epsilon(10.0, 100, 1e-5)
+    assert math.isclose(gaussian_epsilon(10.0, 100, 1e-5, "pld"), gaussian_epsilon(10.0, 100, 1e-5), rel_tol=1e-3)
+    assert gaussian_epsilon(10.0, 100, 1e-5, "rdp") >= gaussian_epsilon(10.0, 100, 1e-5)
 
 
 def test_dp_search_reports_the_party_level_guarantee_and_releases_only_noisy_values():
@@ -161,10 +161,10 @@ def test_dp_search_reports_the_party_level_guarantee_and_releases_only_noisy_val
     space = {"max_depth": list(range(1, 9))}
     search = FedPNESearchCV(DecisionTreeClassifier(random_state=0), space, n_iter=20, cv=2, pull="center",
                             dp_epsilon=1.0, dp_delta=1e-5, random_state=0, final_fit=None).fit(Xs, ys)
-    assert search.strategy_.noise_std_ == pytest.approx(noise_for_target(1.0, 1e-5, 21))
+    assert search.strategy_.noise_std_ == pytest.approx(gaussian_noise_for_epsilon(1.0, 21, 1e-5))
     assert set(search.epsilon_) == {0, 1} and all(0 < e <= 1.0 + 1e-9 for e in search.epsilon_.values())
     assert search.delta_ == {0: 1e-5, 1: 1e-5}
-    assert search.release_epsilon_ == pytest.approx(paper_epsilon(search.strategy_.noise_std_, 1e-5))
+    assert search.release_epsilon_ == pytest.approx(classic_gaussian_epsilon(search.strategy_.noise_std_, 1e-5))
     up = [m for _, _, d, m in search.transcript_ if d == "to_server" and isinstance(m, PullReply)]
     assert all(m.evaluation is None for m in up)
     with pytest.raises(ValueError, match="The 'dp_noise' parameter of FedPNESearchCV must be None"):
@@ -172,7 +172,7 @@ def test_dp_search_reports_the_party_level_guarantee_and_releases_only_noisy_val
     noisy = FedPNESearchCV(DecisionTreeClassifier(random_state=0), space, n_iter=20, cv=2, dp_noise=5.0,
                            dp_delta=1e-5, random_state=0, final_fit=None).fit(Xs, ys)
     releases = noisy.strategy_.releases_ + 1
-    assert noisy.epsilon_[0] == pytest.approx(party_epsilon(5.0, int(releases[0]), 1e-5))
+    assert noisy.epsilon_[0] == pytest.approx(gaussian_epsilon(5.0, int(releases[0]), 1e-5))
 
 
 # --------------------------------------------------------------------------- regret

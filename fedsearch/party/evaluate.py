@@ -7,7 +7,7 @@ import numpy as np
 from ..messages import EvaluateReply, EvaluateTask
 from .registry import register_handler
 
-__all__ = []
+__all__ = ["evaluation_reply"]
 
 
 def _fresh(party, points: np.ndarray) -> np.ndarray:
@@ -46,6 +46,14 @@ def _reply_evaluate(party, task: EvaluateTask, outputs: list) -> EvaluateReply:
             rows.append(party.cached(point))
     else:
         rows, cached = summaries, None
+    return evaluation_reply(party, rows, cached, task.noise_std, task.seed)
+
+
+def evaluation_reply(party, rows: list, cached, noise_std: float = 0.0, seed=None) -> EvaluateReply:
+    """The :class:`EvaluateReply` of a party's summaries ``rows`` of some points, in order
+    (``cached[i]``: answered without a new fit); ``noise_std > 0`` releases the noisy objective
+    alone (DP-Fed-PNE, App. D.2). Any handler that sends evaluations builds them here."""
+    n = len(rows)
     metrics = next((list(r["test"]) for r in rows if r["test"] is not None), [party.metric])
     fill = np.nan if party.error_score == "raise" else float(party.error_score)
 
@@ -57,11 +65,11 @@ def _reply_evaluate(party, task: EvaluateTask, outputs: list) -> EvaluateReply:
     # the objective is NaN where a configuration failed, whatever error_score (which only fills
     # the test scores of cv_results_): a failure never steers a search towards itself
     scores = np.where([r["test"] is None for r in rows], np.nan, test[party.metric])
-    private = task.noise_std > 0
+    private = noise_std > 0
     if private:
         # DP (DP-Fed-PNE, App. D.2): the party perturbs its own rewards, and releases nothing
         # else about them (no noise-free scores, spreads or train scores).
-        scores = scores + np.random.default_rng(task.seed).normal(0.0, task.noise_std, size=n)
+        scores = scores + np.random.default_rng(seed).normal(0.0, noise_std, size=n)
         test = {party.metric: scores}
     if not party.reports_metrics:
         return EvaluateReply(scores=scores, n_samples=party.n_samples)

@@ -80,7 +80,8 @@ class LocalObjective(Protocol):
 
     def evaluator(self, seed) -> Callable[[np.ndarray], Summary]:
         """A picklable function scoring one point at a time inside a single unit of work (an
-        adaptive local search), with its own noise stream seeded by ``seed``."""
+        adaptive local search), with its own noise stream seeded by ``seed``. It may also offer
+        ``scores(points) -> ndarray``, the objective of a batch at once (a vectorised function)."""
 
     def checked(self, point: np.ndarray, summary: Summary) -> Summary:
         """``summary``, or its failure raised (the party named) when ``error_score="raise"``."""

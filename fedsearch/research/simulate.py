@@ -41,7 +41,8 @@ class Trace:
         Per party, ``(points, rewards, rounds)`` of each round it pulled in, in order.
     n_dims : int
     points : list of ndarray of shape (n_evaluations_m, n_dims)
-        The points party ``m`` evaluated, in order.
+        The points party ``m`` evaluated, in order; NaN where the party chose them and kept them
+        (PF-PNE's personal stage without ``share``: its regret is then unknown, NaN).
     rewards : list of ndarray of shape (n_evaluations_m,)
         The rewards it observed (noisy); NaN where the party did not send them (a node pull
         without ``share`` sends the node means only).
@@ -207,6 +208,11 @@ def simulate(strategy, parties: Sequence, n_iter: int, random_state=None, *, n_j
             reply = replies[p]
             if hasattr(reply, "as_evaluation") and not isinstance(reply, PullReply):
                 task, reply = reply.as_evaluation(task)  # the party chose its own points: a new task
+                if task is None:  # it kept them (PF-PNE's personal stage): only how many
+                    n = int(getattr(replies[p], "n_evaluations", 0))
+                    chunks[p].append((np.broadcast_to(np.nan, (n, n_dims)), np.broadcast_to(np.nan, n),
+                                      np.broadcast_to(round_, n)))
+                    continue
                 x = task.points
                 chunks[p].append((x, reply.scores if reply.error is None else np.full(len(x), np.nan),
                                   np.full(len(x), round_)))

@@ -366,7 +366,8 @@ class FunctionParty(BaseParty):
 
 @dataclass
 class _NoisyFunction:
-    """One point at a time, with its own noise stream (for work inside one unit)."""
+    """One point at a time, with its own noise stream (for work inside one unit); ``scores``
+    evaluates a batch of points at once (vectorised)."""
 
     objective: Objective
     noise_std: float
@@ -378,6 +379,12 @@ class _NoisyFunction:
             value += float(self.rng.normal(0.0, self.noise_std))
         return {"test": {"score": value}, "std": None, "train": None, "error": None,
                 "fit_time": 0.0, "score_time": 0.0}
+
+    def scores(self, points) -> np.ndarray:
+        values = np.asarray(self.objective(np.asarray(points)), dtype=float)
+        if self.noise_std > 0:
+            values = values + self.rng.normal(0.0, self.noise_std, size=len(values))
+        return values
 
 
 KINDS = ("perturb", "shift")

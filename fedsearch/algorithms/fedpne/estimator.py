@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 
 from ... import _validation as v
+from ...privacy import GAUSSIAN_ACCOUNTANTS
 from ...searchcv import docs
 from ..xarmed.estimator import BANDIT_ATTRIBUTES, BANDIT_PARAMS, BanditSearchCV
-from .privacy import ACCOUNTANTS
 from .strategy import FedPNEStrategy, check_dp
 
 __all__ = ["FedPNESearchCV"]
@@ -121,7 +120,7 @@ class FedPNESearchCV(BanditSearchCV):
         "dp_epsilon": [v.NONE, v.POSITIVE],
         "dp_noise": [v.NONE, v.POSITIVE],
         "dp_delta": [v.NONE, v.OPEN_UNIT],
-        "dp_accountant": [v.options(*ACCOUNTANTS)],
+        "dp_accountant": [v.options(*GAUSSIAN_ACCOUNTANTS)],
     }
 
     def __init__(self, estimator, param_distributions, *, n_iter=100, nu1=1.0, rho=0.5, c=0.1, c1=1.0,

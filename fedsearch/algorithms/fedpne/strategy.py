@@ -21,10 +21,10 @@ import numpy as np
 
 from ... import _validation as v
 from ..._random import as_generator
+from ...privacy import GAUSSIAN_ACCOUNTANTS, classic_gaussian_epsilon, gaussian_epsilon, gaussian_noise_for_epsilon
 from ...strategy import Strategy, register_strategy
 from ..xarmed.nodes import PULLS, NodeStatistics, Phase, check_weights, pull_task
 from ..xarmed.tree import Nodes, Partition
-from .privacy import ACCOUNTANTS, noise_for_target, paper_epsilon, party_epsilon
 
 __all__ = ["FedPNEStrategy", "tau", "confidence_width", "eliminate", "spread"]
 
@@ -47,8 +47,7 @@ def tau(depth, *, horizon: int, nu1: float, rho: float, c: float, c1: float, del
 def confidence_width(n_pulls, *, horizon: int, c: float, c1: float, delta: float) -> np.ndarray:
     """``b_{h,i} = c sqrt(log(c1 T / delta) / T_{h,i})`` (Fed-PNE eq. 1); infinite for no pull."""
     n = np.asarray(n_pulls, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return c * np.sqrt(_log_term(horizon, c1, delta) / n)
+    return c * np.sqrt(np.divide(_log_term(horizon, c1, delta), n, out=np.full(n.shape, np.inf), where=n > 0))
 
 
 def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
@@ -61,12 +60,12 @@ def eliminate(means, widths, depth, *, nu1: float, rho: float) -> np.ndarray:
     """
     means = np.asarray(means, dtype=float)
     widths = np.asarray(widths, dtype=float)
-    if not np.any(np.isfinite(means)):
+    known = np.where(np.isnan(means), -np.inf, means)
+    best = int(np.argmax(known))  # the first highest mean
+    if not np.isfinite(known[best]):  # no node has an estimate
         return np.zeros(len(means), dtype=bool)
-    best = int(np.nanargmax(means))
     upper = means + widths + nu1 * rho ** np.asarray(depth, dtype=float)
-    with np.errstate(invalid="ignore"):
-        return ~(upper >= means[best] - widths[best])
+    return ~(upper >= means[best] - widths[best])  # NaN compares False: eliminated
 
 
 def check_dp(owner: str, dp_noise, dp_epsilon, dp_delta) -> None:
@@ -137,7 +136,7 @@ class FedPNEStrategy(Strategy):
     draws itself (Algorithm 3, line 8; the server never sees a clean value), once per distinct
     quantity: a node mean that is the mean of configurations the party already released is
     answered with the value already released, never with fresh noise. The guarantee is
-    accounted per party over *all* its releases (:mod:`~fedsearch.algorithms.fedpne.privacy`): a
+    accounted per party over *all* its releases (:mod:`fedsearch.privacy`, composed Gaussian releases): a
     release is a function of the party's whole dataset, so the releases compose. At most
     ``n_iter`` node means are released per party (each costs at least one pull), plus the
     validation of the recommendation by the search CV: ``dp_epsilon`` is met by the noise of
@@ -236,7 +235,7 @@ class FedPNEStrategy(Strategy):
         v.check_value(owner, "dp_noise", dp_noise, v.POSITIVE, v.NONE)
         v.check_value(owner, "dp_epsilon", dp_epsilon, v.POSITIVE, v.NONE)
         v.check_value(owner, "dp_delta", dp_delta, v.OPEN_UNIT, v.NONE)
-        v.check_value(owner, "dp_accountant", dp_accountant, v.options(*ACCOUNTANTS))
+        v.check_value(owner, "dp_accountant", dp_accountant, v.options(*GAUSSIAN_ACCOUNTANTS))
         check_dp(owner, dp_noise, dp_epsilon, dp_delta)
         self.n_parties, self.n_iter = int(n_parties), int(n_iter)
         self.weights = check_weights(owner, weights, self.n_parties)
@@ -245,10 +244,10 @@ class FedPNEStrategy(Strategy):
         self.pull, self.share = pull, bool(share)
         self.dp_delta, self.dp_accountant = dp_delta, dp_accountant
         if dp_epsilon is not None:  # the whole budget: n_iter node means and one validation
-            self.noise_std_ = noise_for_target(dp_epsilon, dp_delta, self.n_iter + 1, dp_accountant)
+            self.noise_std_ = gaussian_noise_for_epsilon(dp_epsilon, self.n_iter + 1, dp_delta, dp_accountant)
         else:
             self.noise_std_ = 0.0 if dp_noise is None else float(dp_noise)
-        self.release_epsilon_ = paper_epsilon(self.noise_std_, dp_delta) if self.noise_std_ else None
+        self.release_epsilon_ = classic_gaussian_epsilon(self.noise_std_, dp_delta) if self.noise_std_ else None
         self.releases_ = np.zeros(self.n_parties, dtype=np.int64)
         self._rng = as_generator(random_state)
         self.partition = Partition(n_dims, split=split, random_state=self._rng)
@@ -368,7 +367,7 @@ class FedPNEStrategy(Strategy):
         if not self.noise_std_:
             return None
         counts = self.releases_ + int(extra_releases)
-        values = {int(k): party_epsilon(self.noise_std_, int(k), self.dp_delta, self.dp_accountant)
+        values = {int(k): gaussian_epsilon(self.noise_std_, int(k), self.dp_delta, self.dp_accountant)
                   for k in np.unique(counts)}
         return np.array([values[int(k)] for k in counts])
 

@@ -32,7 +32,9 @@ _PERSONAL_ATTRIBUTES = """    best_params_per_party_ : dict
         ``{party id: estimator}`` fitted on that party's data; with ``final_fit="local"`` each
         with its party's own configuration. Absent for ``final_fit="pooled"`` or None.
     personal_results_ : dict of list
-        One row per party, loadable by ``pandas.DataFrame``: ``party``, ``params_personal``,
+        With ``share_evaluations=True`` (absent otherwise: a party's score of its own
+        configuration would cross the boundary). One row per party, loadable by
+        ``pandas.DataFrame``: ``party``, ``params_personal``,
         ``params_global`` and, for each metric, ``personal_test_<metric>`` (the party's mean CV
         score of its own configuration), ``global_test_<metric>`` (of the federation's
         configuration) and ``gain_test_<metric>`` (their difference: what personalisation
@@ -57,11 +59,16 @@ class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
        server averages the parties' mean scores, eliminates the boxes that are worse than the
        best by the confidence widths and the box size, and broadcasts the survivors with their
        global statistics.
-    2. *Personal*: communication stops; each party restarts from the root and re-examines, on
-       its own data, the boxes the federation eliminated (and their descendants) until it has
-       ``tau_h`` scores of each, compares them with the broadcast global statistics and
-       eliminates only what is bad for itself. A box is dropped only after both eliminations,
-       so a party whose best configurations differ from the federation's still finds them.
+    2. *Personal*, at the party: one last round sends each party the broadcast (the surviving
+       boxes of every collaborative depth with their global statistics, its own statistics of
+       the others, its remaining budget); the party runs the stage alone, in one unit of work:
+       it restarts from the root and re-examines, on its own data, the boxes the federation
+       eliminated (and their descendants) until it has ``tau_h`` scores of each, compares them
+       with the broadcast global statistics and eliminates only what is bad for itself. A box is
+       dropped only after both eliminations, so a party whose best configurations differ from
+       the federation's still finds them. Its scores, means and eliminations stay at the party:
+       it replies its recommended box and how many configurations it evaluated, and, with
+       ``share_evaluations=True``, its score of each (so that ``cv_results_`` lists them).
 
     ``best_params_`` is the federation's configuration (the collaborative stage's
     recommendation, cross-validated by every party when the search did not); each party's own
@@ -153,8 +160,9 @@ class PFPNESearchCV(PersonalSearchMixin, BanditSearchCV):
 
     def _after_search(self, strategy, federation, space):
         fitted = super()._after_search(strategy, federation, space)
-        results = self._personal_results(strategy, federation, space)
-        return {**fitted,
-                "best_params_per_party_": dict(zip(results["party"], results["params_personal"])),
-                "personal_results_": results,
-                "collaborative_rounds_": fitted["strategy_"].collaborative_rounds_}
+        fitted.update(best_params_per_party_={pid: space.to_params(strategy.recommend(party=p))
+                                              for p, pid in enumerate(federation.party_ids)},
+                      collaborative_rounds_=fitted["strategy_"].collaborative_rounds_)
+        if self.share_evaluations:  # the parties' scores of their own configurations cross only when shared
+            fitted["personal_results_"] = self._personal_results(strategy, federation, space)
+        return fitted

@@ -10,8 +10,9 @@ parties' objectives agree and then lets each party continue alone:
    survivors ``K^h`` with their global statistics ``(mu_{h,i}, b_{h,i})``, which replace the
    parties' local ones (Algorithm 2, line 11). ``H0`` is set by ``Delta``, the bound on
    ``|f* - f_m*|`` (Assumption 3): see :func:`transition_depth`.
-2. **Personal stage** (Algorithm 3, PE). Communication stops. Each party restarts from the root
-   and pulls, alone, every node of ``K_m^h \\ K^h`` until it has ``tau_h`` local rewards (its pulls
+2. **Personal stage** (Algorithm 3, PE), at the party. After the broadcast the server only
+   learns each party's final recommendation. Each party restarts from the root and pulls, alone,
+   every node of ``K_m^h \\ K^h`` until it has ``tau_h`` local rewards (its pulls
    of the collaborative stage count), takes the best node of ``K_m^h`` (global statistics on
    ``K^h``) and eliminates from ``K_m^h \\ K^h`` only. A node is thus removed only after *both*
    eliminations (double elimination): a node the federation eliminated stays available to a
@@ -26,17 +27,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ... import _validation as v
 from ...strategy import register_strategy
-from ..fedpne.strategy import FedPNEStrategy, eliminate, spread
-from ..xarmed.nodes import NodeStatistics, Phase, pull_task
-from ..xarmed.tree import Nodes
+from ..fedpne.strategy import FedPNEStrategy
+from .tasks import PersonalReply, PersonalTask
 
-__all__ = ["PFPNEStrategy", "PersonalPhase", "transition_depth", "COLLABORATIVE", "PERSONAL"]
+__all__ = ["PFPNEStrategy", "transition_depth", "COLLABORATIVE", "PERSONAL"]
 
 COLLABORATIVE, PERSONAL = "collaborative", "personal"
 
@@ -62,63 +61,6 @@ def transition_depth(gap: float, *, nu1: float, rho: float) -> int:
     return max(0, math.ceil(round(ratio, 9)))  # round: Delta = nu1 rho^k exactly gives k
 
 
-@dataclass(frozen=True)
-class PersonalPhase:
-    """One depth of one party's Personalized Elimination (Algorithm 3).
-
-    Attributes
-    ----------
-    round : int or None
-        The round of the party's pulls; None when the depth needed none (every node of
-        ``K_m^h \\ K^h`` already had ``tau_h`` local rewards, or ``K_m^h`` is a single node).
-    nodes : Nodes
-        ``K_m^h``.
-    pulls : ndarray of int of shape (n_nodes,)
-        Pulls of each node asked of the party at this depth.
-    protected : ndarray of bool of shape (n_nodes,)
-        Membership in ``K^h``, the collaborative survivors: global statistics, never eliminated
-        here.
-    counts : ndarray of int of shape (n_nodes,)
-        ``T_{m,h,i}``: the party's finite rewards of each node, collaborative pulls included
-        (0 for protected nodes, which use the global statistics).
-    means, widths : ndarray of shape (n_nodes,)
-        The statistics PE compares: ``mu_{h,i}, b_{h,i}`` (global) on ``K^h``,
-        ``mu_{m,h,i}, b_{m,h,i}`` (local) elsewhere (Algorithm 2, line 11).
-    eliminated : ndarray of bool of shape (n_nodes,)
-        ``E_m^h`` (Algorithm 3, line 9); a subset of ``K_m^h \\ K^h``.
-    truncated : bool
-        Whether the party's budget cut the phase short (then it is the party's last, and nothing
-        is eliminated).
-    """
-
-    round: int | None
-    nodes: Nodes
-    pulls: np.ndarray
-    protected: np.ndarray
-    counts: np.ndarray
-    means: np.ndarray
-    widths: np.ndarray
-    eliminated: np.ndarray
-    truncated: bool
-
-
-@dataclass(eq=False)
-class _Party:
-    """One party's PE state at its current depth."""
-
-    index: int
-    rng: np.random.Generator
-    nodes: Nodes
-    protected: np.ndarray
-    global_means: np.ndarray
-    global_widths: np.ndarray
-    sums: np.ndarray
-    counts: np.ndarray
-    spent: int = 0
-    done: bool = False
-    phases: list = field(default_factory=list)
-
-
 @register_strategy("pfpne")
 class PFPNEStrategy(FedPNEStrategy):
     """PF-PNE (Algorithms 1-3 of the PF-PNE paper) as a server-side strategy.
@@ -130,16 +72,19 @@ class PFPNEStrategy(FedPNEStrategy):
     and eliminates by eq. 1 (Algorithm 1, lines 8-12). These are Fed-PNE's phases, recorded in
     ``phases_``; :meth:`recommend` with ``party=None`` is Fed-PNE's recommendation on them.
 
-    **Personal stage** (rounds flagged ``"personal"``). No global aggregation happens any more:
-    each party's round depends on its own replies only. The tasks still flow through the
-    federation, one per party, because this in-process simulation runs the party's local work
-    there; in a deployment they would never leave the party (App. C.4: communication stops after
-    ``H0``). Party ``m`` walks down from the root (Algorithm 3): at depth ``h`` it pulls each node
-    of ``K_m^h \\ K^h`` until ``T_{m,h,i} >= tau_h`` (a uniform point or the centre per pull,
-    ``pull``), takes the best node ``(h, i_m^p)`` of ``K_m^h``, with the broadcast global
-    statistics on ``K^h``, removes ``E_m^h`` (eq. 1 on ``K_m^h \\ K^h`` only) and moves to the
-    children of the rest. Depths that need no pull are judged at once. The parties advance
-    together, one depth each per round, each on its own budget.
+    **Personal stage** (the round flagged ``"personal"``). No global aggregation happens any
+    more. The server broadcasts, in one
+    :class:`~fedsearch.algorithms.pfpne.tasks.PersonalTask` per party, ``K^h`` with the global
+    statistics ``(mu_{h,i}, b_{h,i})`` of every completed collaborative depth (Algorithm 2, line
+    11), the party's own local statistics of those nodes (what it replied in the collaborative
+    stage) and its remaining budget. The party runs its Personalized Elimination alone, inside
+    one unit of work (:func:`~fedsearch.algorithms.pfpne.party.personal_elimination`): from the
+    root (Algorithm 3), at depth ``h`` it pulls each node of ``K_m^h \\ K^h`` until
+    ``T_{m,h,i} >= tau_h`` (a uniform point or the centre per pull, ``pull``), takes the best node
+    ``(h, i_m^p)`` of ``K_m^h``, with the broadcast statistics on ``K^h``, removes ``E_m^h`` (eq. 1
+    on ``K_m^h \\ K^h`` only) and moves to the children of the rest. Its pulls, local means and
+    eliminations stay at the party (App. C.4); it replies its recommended node and how many
+    evaluations it spent, and with ``share=True`` its score of every configuration it evaluated.
 
     **Budget.** ``n_iter`` evaluations per party, never exceeded: a phase (collaborative or
     personal) that needs more than a party's remaining ``R`` is cut to exactly ``R`` (spread by
@@ -147,13 +92,13 @@ class PFPNEStrategy(FedPNEStrategy):
 
     **Recommendations.** ``recommend()`` (the federation's): the centre of the node with the
     highest lower confidence bound ``mu - b`` among the last two collaborative phases (the centre
-    of the cube before any). ``recommend(party=m)``: the same rule on party ``m``'s last two
-    personal phases with estimates (global statistics on ``K^h``); the federation's
-    recommendation while the party has none.
+    of the cube before any). ``recommend(party=m)``: the centre of the node party ``m`` replied,
+    chosen by the same rule on its last two personal phases with estimates (global statistics on
+    ``K^h``); the federation's recommendation while the party has none.
 
-    **Failures.** In the collaborative stage as in Fed-PNE (``failures_``). In the personal
-    stage a reply with ``error`` set (or missing) leaves the party at its depth, to be pulled
-    again next round while its budget lasts; a NaN reward is a failed pull, and a node without a
+    **Failures.** In the collaborative stage as in Fed-PNE (``failures_``). A personal reply
+    with ``error`` set (or missing) is listed in ``failures_`` and leaves the party with the
+    federation's recommendation. At the party a NaN reward is a failed pull, and a node without a
     finite reward is eliminated.
 
     Parameters
@@ -184,12 +129,13 @@ class PFPNEStrategy(FedPNEStrategy):
         Where a pull evaluates the objective inside a node (the paper's experiments use one
         fixed point per node, Remark 3.1: ``"center"``).
     share : bool, default=False
-        Whether the parties also send their score of every pulled point.
+        Whether the parties also send their score of every pulled point (in the personal stage:
+        of every configuration they evaluated).
     weights : array-like of shape (n_parties,) or None, default=None
         Weights of the parties in the global means; None is the paper's plain mean.
     random_state : int, numpy.random.Generator or None, default=None
         Seeds the partition and the pull points (in the personal stage, each party draws from its
-        own stream, seeded from this one).
+        own stream, seeded from this one and sent in its task).
 
     Attributes
     ----------
@@ -198,8 +144,6 @@ class PFPNEStrategy(FedPNEStrategy):
     partition : Partition
     phases_ : list of Phase
         The collaborative phases (global aggregations), in order.
-    personal_phases_ : list of list of PersonalPhase
-        Each party's personal phases, in order (empty before the personal stage).
     round_stages_ : dict of int to str
         ``"collaborative"`` or ``"personal"`` for every aggregated round.
     failures_ : list of tuple
@@ -207,7 +151,7 @@ class PFPNEStrategy(FedPNEStrategy):
     spent_ : int
         Evaluations asked of each party in the collaborative stage.
     party_spent_ : ndarray of int of shape (n_parties,)
-        Evaluations asked of each party in total.
+        Evaluations each party spent in total (the personal stage's as the party replied).
 
     Examples
     --------
@@ -243,9 +187,10 @@ class PFPNEStrategy(FedPNEStrategy):
         else:  # Delta >= nu1: no collaborative stage
             self._done = True
         self.round_stages_: dict[int, str] = {}
-        self._collab: dict[int, Phase] = {}
-        self._parties: list[_Party] | None = None
-        self._personal_plan = None
+        self._personal_round = None
+        self._personal_tasks = None
+        self._personal_spent = np.zeros(self.n_parties, dtype=np.int64)
+        self._personal_points = np.full((self.n_parties, n_dims), np.nan)
 
     def _expand(self, nodes, remaining):
         # Algorithm 2, line 5: every collaborative depth is pulled, none skipped
@@ -260,150 +205,73 @@ class PFPNEStrategy(FedPNEStrategy):
             tasks = super().configure(round)
             if tasks is not None:
                 return tasks
-        return self._configure_personal(round)
+        if self._personal_round is None and self.n_iter - self.spent_ > 0:
+            self._personal_round = round
+            self._personal_tasks = self._personal(round)
+        return self._personal_tasks if self._personal_round == round else None
 
     def aggregate(self, round, replies):
         if self._plan is not None and self._plan["round"] == round:
             super().aggregate(round, replies)
             self.round_stages_[round] = COLLABORATIVE
             return
-        plan, self._personal_plan = self._personal_plan, None
-        if plan is None or plan["round"] != round:
+        if round != self._personal_round or self._personal_tasks is None:
             raise RuntimeError(f"aggregate({round}) without a matching configure({round}).")
+        self._personal_tasks = None
         self.round_stages_[round] = PERSONAL
-        # no global aggregation: each party's phase is judged on its own reply alone
-        for m, pulls in plan["pulls"].items():
-            state = self._parties[m]
-            stats = NodeStatistics.from_replies({0: replies.get(m)}, 1, len(pulls))
-            if not stats.replied[0]:  # the party stays at its depth (while its budget lasts)
-                self.failures_.append((round, m, stats.failures[0]))
-                continue
-            state.sums += stats.sums[0]
-            state.counts += stats.counts[0]
-            self._judge(state, round, pulls, plan["truncated"][m])
+        # no global aggregation: each party's recommendation is its own, with what it spent
+        ok = {p: r for p, r in replies.items() if isinstance(r, PersonalReply) and r.error is None}
+        self.failures_.extend((round, p, str(getattr(r, "error", None) or f"no personal reply (got {type(r).__name__})"))
+                              for p, r in sorted(replies.items()) if p not in ok)
+        spent = [min(int(r.n_evaluations), self.n_iter - self.spent_) for r in ok.values()]
+        self._personal_spent[list(ok)] = spent
+        nodes = [(p, r.node) for p, r in ok.items() if r.node is not None]
+        if nodes:
+            parties = np.array([p for p, _ in nodes])
+            depth = np.array([n[0] for _, n in nodes], dtype=np.int64)
+            index = np.array([n[1] for _, n in nodes], dtype=np.int64)
+            for h in np.unique(depth):  # the centres of the recommended nodes, one walk per depth
+                at = depth == h
+                self._personal_points[parties[at]] = self.partition.nodes(int(h), index[at]).centers
 
     def recommend(self, party=None):
         if party is None:
             return super().recommend()
         if isinstance(party, bool) or not isinstance(party, (int, np.integer)) or not 0 <= party < self.n_parties:
             raise ValueError(f"party must be an int in the range [0, {self.n_parties - 1}]. Got {party!r} instead.")
-        phases = [ph for ph in self.personal_phases_[party] if np.any(np.isfinite(ph.means))][-2:]
-        if not phases:
-            return super().recommend()
-        with np.errstate(invalid="ignore"):
-            lcb = np.concatenate([ph.means - ph.widths for ph in phases])
-        centers = np.concatenate([ph.nodes.centers for ph in phases])
-        return centers[int(np.nanargmax(lcb))].copy()
+        own = self._personal_points[party]
+        return own.copy() if np.all(np.isfinite(own)) else super().recommend()
 
     # ------------------------------------------------------------------ personal stage
-    def _configure_personal(self, round):
-        plan = self._personal_plan
-        if plan is not None and plan["round"] == round:
-            return plan["tasks"]
-        if self._parties is None:
-            self._start_personal()
-        tasks, pulls_of, truncated_of = {}, {}, {}
-        for m, state in enumerate(self._parties):
-            need = self._advance(state)
-            if need is None:
-                continue
-            remaining = self.n_iter - self.spent_ - state.spent
-            truncated = int(need.sum()) > remaining
-            pulls = need
-            if truncated:  # the party's budget-truncated last phase
-                pulls = np.zeros(len(need), dtype=np.int64)
-                needy = np.flatnonzero(need)
-                pulls[needy] = spread(remaining, len(needy), state.rng)
-            tasks[m] = pull_task(self.partition, state.nodes, pulls, state.rng, self.pull, self.share)
-            state.spent += int(pulls.sum())
-            pulls_of[m], truncated_of[m] = pulls, truncated
-        if not tasks:
-            return None
-        self._personal_plan = {"round": round, "tasks": tasks, "pulls": pulls_of, "truncated": truncated_of}
-        return tasks
+    def _personal(self, round) -> dict:
+        """The personal round: every party gets the broadcast ``K^h`` with ``(mu_{h,i}, b_{h,i})``
+        of each completed collaborative depth (Algorithm 2, line 11), its own local statistics of
+        those nodes, and its remaining budget; one task object per party, built from shared arrays."""
+        collab = [ph for ph in self.phases_ if not ph.truncated and ph.stats.replied.any()]
 
-    def _start_personal(self) -> None:
-        """Every party at the root of its own tree (Algorithm 3, line 2), statistics from stage 1."""
-        # the broadcast K^h with (mu_{h,i}, b_{h,i}) of every completed collaborative depth
-        self._collab = {
-            int(ph.nodes.depth[0]): ph for ph in self.phases_ if not ph.truncated and ph.stats.replied.any()}
-        # each party draws its own pull points from its own stream: its work does not depend on others'
-        seeds = self._rng.integers(2**63, size=self.n_parties)
-        self._parties = [_Party(m, np.random.default_rng(int(seeds[m])), *self._level(m, self.partition.root()))
-                         for m in range(self.n_parties)]
+        def joined(get, empty):  # the phases' arrays side by side (nodes on the last axis)
+            return np.concatenate([get(ph) for ph in collab], axis=-1) if collab else empty
 
-    def _level(self, m: int, nodes: Nodes) -> tuple:
-        """``(nodes, protected, global means, global widths, local sums, local counts)`` of party
-        ``m`` at a new depth: nodes in ``K^h`` take the global statistics (Algorithm 2, line 11);
-        the others keep the party's own rewards of the collaborative stage (the nodes of ``E^h``
-        it pulled there)."""
-        n = len(nodes)
-        protected = np.zeros(n, dtype=bool)
-        means, widths = np.full(n, np.nan), np.full(n, np.inf)
-        sums, counts = np.zeros(n), np.zeros(n, dtype=np.int64)
-        phase = self._collab.get(int(nodes.depth[0])) if n else None
-        if phase is not None:
-            pos = np.clip(np.searchsorted(phase.nodes.index, nodes.index), 0, len(phase.nodes) - 1)
-            found = phase.nodes.index[pos] == nodes.index
-            protected = found & ~phase.eliminated[pos]
-            means[protected], widths[protected] = phase.means[pos[protected]], phase.widths[pos[protected]]
-            own = found & ~protected
-            sums[own], counts[own] = phase.stats.sums[m, pos[own]], phase.stats.counts[m, pos[own]]
-        return nodes, protected, means, widths, sums, counts
-
-    def _need(self, state: _Party) -> np.ndarray:
-        """Pulls still needed at the current depth: ``tau_h - T_{m,h,i}`` on ``K_m^h \\ K^h``
-        (Algorithm 3, line 4). A lone node is its own best and is never eliminated: not pulled."""
-        if len(state.nodes) <= 1:
-            return np.zeros(len(state.nodes), dtype=np.int64)
-        t_h = self.tau(int(state.nodes.depth[0]))
-        return np.where(state.protected, 0, np.maximum(t_h - state.counts, 0)).astype(np.int64)
-
-    def _advance(self, state: _Party) -> np.ndarray | None:
-        """Judge the depths that need no pull; the pulls of the next depth that does, or None."""
-        while not state.done:
-            if self.n_iter - self.spent_ - state.spent <= 0 or not len(state.nodes):
-                state.done = True
-                break
-            need = self._need(state)
-            if need.any():
-                return need
-            self._judge(state, None, need, truncated=False)
-        return None
-
-    def _judge(self, state: _Party, round, pulls, truncated: bool) -> None:
-        """Algorithm 3, lines 7-11: local means, best node of ``K_m^h``, ``E_m^h``, next depth."""
-        nodes, protected = state.nodes, state.protected
-        with np.errstate(invalid="ignore", divide="ignore"):
-            local = np.where(state.counts > 0, state.sums / np.maximum(state.counts, 1), np.nan)
-        means = np.where(protected, state.global_means, local)
-        widths = np.where(protected, state.global_widths, self.confidence_width(state.counts))
-        eliminated = np.zeros(len(nodes), dtype=bool)
-        if not truncated:  # eq. 1 against the best of K_m^h, applied to K_m^h \ K^h only
-            eliminated = eliminate(means, widths, nodes.depth, nu1=self.nu1, rho=self.rho) & ~protected
-        state.phases.append(PersonalPhase(round, nodes, np.asarray(pulls, dtype=np.int64), protected,
-                                          np.where(protected, 0, state.counts), means, widths,
-                                          eliminated, truncated))
-        if truncated or int(nodes.depth[0]) >= self.partition.max_depth:
-            state.done = True
-            return
-        # K_m^{h+1}: children of K_m^h \ E_m^h (line 10)
-        level = self._level(state.index, self.partition.children(nodes[~eliminated]))
-        state.nodes, state.protected, state.global_means, state.global_widths, state.sums, state.counts = level
+        none, per_party = np.zeros(0), np.zeros((self.n_parties, 0))
+        depth, index = joined(lambda ph: ph.nodes.depth, none), joined(lambda ph: ph.nodes.index, none)
+        eliminated = joined(lambda ph: ph.eliminated, none)
+        means, widths = joined(lambda ph: ph.means, none), joined(lambda ph: ph.widths, none)
+        own_means = joined(lambda ph: ph.stats.local_means, per_party)  # (n_parties, n_nodes)
+        own_counts = joined(lambda ph: ph.stats.counts, per_party)
+        seeds = self._rng.integers(2**63, size=self.n_parties)      # each party's own stream
+        n_dims, split, seed = self.partition.n_dims, self.partition.split, self.partition.seed
+        shared = dict(tree=(n_dims, split, seed), depth=depth, index=index, eliminated=eliminated, means=means,
+                      widths=widths, budget=self.n_iter - self.spent_, horizon=self.n_iter, nu1=self.nu1,
+                      rho=self.rho, c=self.c, c1=self.c1, delta=self.delta, pull=self.pull, share=self.share)
+        return {p: PersonalTask(own_means=own_means[p], own_counts=own_counts[p], draw_seed=int(seeds[p]), **shared)
+                for p in range(self.n_parties)}
 
     # ------------------------------------------------------------------ inspection
     @property
-    def personal_phases_(self) -> list[list[PersonalPhase]]:
-        if self._parties is None:
-            return [[] for _ in range(self.n_parties)]
-        return [state.phases for state in self._parties]
-
-    @property
     def party_spent_(self) -> np.ndarray:
-        personal = [0] * self.n_parties if self._parties is None else [s.spent for s in self._parties]
-        return self.spent_ + np.asarray(personal, dtype=np.int64)
+        return self.spent_ + self._personal_spent
 
     @property
     def collaborative_rounds_(self) -> list[int]:
-        """The rounds of the collaborative stage (the only ones that communicate)."""
+        """The rounds of the collaborative stage (the only ones that aggregate)."""
         return sorted(r for r, stage in self.round_stages_.items() if stage == COLLABORATIVE)

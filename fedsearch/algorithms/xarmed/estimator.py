@@ -106,13 +106,17 @@ class BanditSearchCV(BaseFederatedSearchCV):
             return
         low, high = self.reward_bounds
         for p, reply in replies.items():
-            if not isinstance(reply, (PullReply, EvaluateReply)) or reply.error is not None \
-                    or getattr(tasks[p], "noise_std", 0):
+            if getattr(reply, "error", None) is not None or getattr(tasks[p], "noise_std", 0):
                 continue  # a DP release may leave the bounds by its noise
             if isinstance(reply, PullReply):  # each configuration's score when shared, else the node means
-                scores = np.asarray(reply.means if reply.evaluation is None else reply.evaluation.scores, dtype=float)
+                scores = reply.means if reply.evaluation is None else reply.evaluation.scores
+            elif hasattr(reply, "as_evaluation"):  # a party's own evaluations, when it shares them
+                scores = getattr(reply.as_evaluation(tasks[p])[1], "scores", [])
+            elif isinstance(reply, EvaluateReply):
+                scores = reply.scores
             else:
-                scores = np.asarray(reply.scores, dtype=float)
+                continue
+            scores = np.asarray(scores, dtype=float)
             outside = np.isfinite(scores) & ((scores < low) | (scores > high))
             if outside.any():
                 raise ValueError(

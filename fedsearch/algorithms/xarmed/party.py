@@ -16,25 +16,30 @@ from ...party.evaluate import _fresh, _reply_evaluate
 from .tasks import PullReply, PullTask
 from .nodes import PULLS
 
-__all__ = ["node_means", "pull_reply"]
+__all__ = ["node_means", "node_sums", "pull_reply"]
+
+
+def node_sums(scores: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sums, finite counts)`` of the finite scores of consecutive runs of ``counts[j]`` scores."""
+    counts = np.asarray(counts, dtype=np.int64)
+    owner = np.repeat(np.arange(len(counts)), counts)  # the node of each score
+    finite = np.isfinite(scores)
+    if finite.all():
+        n = counts.copy()
+    else:
+        owner, scores = owner[finite], scores[finite]
+        n = np.bincount(owner, minlength=len(counts))
+    return np.bincount(owner, weights=scores, minlength=len(counts)), n
 
 
 def node_means(scores: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(means, finite counts)`` of consecutive runs of ``counts[j]`` scores (``mu_{m,h,i}``,
     Fed-PNE Algorithm 1, line 8); NaN mean where a node has no finite score."""
     counts = np.asarray(counts, dtype=np.int64)
-    finite = np.isfinite(scores)
-    if len(counts) and counts[0] > 0 and np.all(counts == counts[0]) and finite.all():  # the usual phase
+    if len(counts) and counts[0] > 0 and np.all(counts == counts[0]) and np.isfinite(scores).all():  # a phase
         return scores.reshape(len(counts), counts[0]).mean(axis=1), counts.copy()
-    sums = np.zeros(len(counts))
-    n = np.zeros(len(counts), dtype=np.int64)
-    pulled = counts > 0
-    if len(scores):
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])[pulled]
-        sums[pulled] = np.add.reduceat(np.where(finite, scores, 0.0), starts)
-        n[pulled] = np.add.reduceat(finite.astype(np.int64), starts)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, sums / np.maximum(n, 1), np.nan), n
+    sums, n = node_sums(scores, counts)
+    return np.divide(sums, n, out=np.full(len(counts), np.nan), where=n > 0), n
 
 
 def pull_reply(task: PullTask, scores, n_samples: int = 1, metric: str = "score") -> PullReply:

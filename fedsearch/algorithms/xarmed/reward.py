@@ -16,7 +16,8 @@ __all__ = ["RewardAdapter"]
 class RewardAdapter(Strategy):
     """Stands between a search CV and its bandit.
 
-    - Passes the bandit ``(mean - low) / (high - low)`` instead of the party's node mean, and,
+    - Passes the bandit ``(mean - low) / (high - low)`` instead of the party's node mean (and
+      tells a party running PF-PNE's personal stage to rescale its scores alike), and,
       under DP, has the party clip each released mean to ``[low, high]`` and scales the noise
       by ``high - low``, so that the rescaled release is a value of ``[0, 1]`` plus exactly the
       bandit's ``sigma`` (sensitivity 1 on the rescaled scale).
@@ -41,9 +42,11 @@ class RewardAdapter(Strategy):
         self._validation_round = None
         self.validated_ = False
 
-    def _private(self, task):
+    def _task(self, task):
         if isinstance(task, PullTask) and task.noise_std:
             return dataclasses.replace(task, noise_std=self.noise_std, clip=self.clip)
+        if hasattr(task, "bounds"):  # a party that compares its own scores (PF-PNE's personal stage)
+            return dataclasses.replace(task, bounds=self.clip)
         return task
 
     def configure(self, round):
@@ -51,7 +54,7 @@ class RewardAdapter(Strategy):
             return None
         tasks = self.strategy.configure(round)
         if tasks is not None:
-            return tasks if not self.noise_std else {p: self._private(t) for p, t in tasks.items()}
+            return {p: self._task(t) for p, t in tasks.items()}
         if not self.noise_std:
             return None
         self._validation_round = round

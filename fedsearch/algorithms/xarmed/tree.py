@@ -96,12 +96,11 @@ class Nodes:
         ndarray of shape (sum(n_per_node), n_dims)
         """
         counts = np.broadcast_to(np.asarray(n_per_node, dtype=np.int64), (len(self),))
-        owner = np.repeat(np.arange(len(self)), counts)
-        lower, upper = self.lower[owner], self.upper[owner]
         if pull == "center":
-            return 0.5 * (lower + upper)
+            return np.repeat(self.centers, counts, axis=0)
         if pull == "uniform":
-            return lower + rng.random(lower.shape) * (upper - lower)
+            lower = np.repeat(self.lower, counts, axis=0)
+            return lower + rng.random(lower.shape) * np.repeat(self.upper - self.lower, counts, axis=0)
         raise ValueError(f"pull must be 'uniform' or 'center'. Got {pull!r} instead.")
 
 
@@ -138,16 +137,16 @@ class Partition:
     """
 
     def __init__(self, n_dims: int, *, split: str = "random", k: int = 2, random_state=None):
+        self._set(n_dims, split, k, np.random.default_rng(random_state).integers(2**63))
+
+    def _set(self, n_dims, split, k, seed) -> None:
         if int(n_dims) < 1:
             raise ValueError(f"n_dims must be an int in the range [1, inf). Got {n_dims!r} instead.")
         if split not in SPLIT_RULES:
             raise ValueError(f"split must be one of {SPLIT_RULES}. Got {split!r} instead.")
         if int(k) < 2:
             raise ValueError(f"k must be an int in the range [2, inf). Got {k!r} instead.")
-        self.n_dims = int(n_dims)
-        self.split = split
-        self.k = int(k)
-        self.seed = int(np.random.default_rng(random_state).integers(2**63))
+        self.n_dims, self.split, self.k, self.seed = int(n_dims), split, int(k), int(seed)
         # the deepest depth whose 1-based indices k**h still fit in int64
         self.max_depth = int(np.floor(62 / np.log2(self.k)))
 
@@ -155,8 +154,8 @@ class Partition:
     def from_seed(cls, n_dims: int, split: str, seed: int, k: int = 2) -> Partition:
         """The partition whose random splits hash ``seed`` (a party rebuilds the server's tree
         from ``(n_dims, split, seed)``: the shared tree of a :class:`~fedsearch.algorithms.xarmed.tasks.PullTask`)."""
-        tree = cls(n_dims, split=split, k=k)
-        tree.seed = int(seed)
+        tree = cls.__new__(cls)  # no generator to draw a seed from: the seed is given
+        tree._set(n_dims, split, k, seed)
         return tree
 
     def root(self) -> Nodes:
@@ -166,6 +165,8 @@ class Partition:
 
     def split_dims(self, nodes: Nodes) -> np.ndarray:
         """The dimension each node of ``nodes`` cuts to make its children, shape (n_nodes,)."""
+        if self.n_dims == 1:  # one dimension to cut, whatever the rule
+            return np.zeros(len(nodes), dtype=np.int64)
         if self.split == "longest":
             return np.argmax(np.round(nodes.upper - nodes.lower, 12), axis=1)
         h = nodes.depth.astype(np.uint64)
