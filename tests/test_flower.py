@@ -134,6 +134,30 @@ def test_party_answers_from_its_data_and_keeps_its_cache_in_state(silo_files):
     np.testing.assert_array_equal(again.scores, first.scores)
 
 
+def test_a_flower_party_never_renoises_a_release_though_each_message_is_a_fresh_process(silo_files):
+    # DP-Fed-PNE's released values live in the run's state, as the cache does: a repeat of the
+    # same quantity in a later task is answered with the value already released
+    pytest.importorskip("flwr")
+    from flwr.app import RecordDict
+    from sklearn.tree import DecisionTreeClassifier
+
+    from fedsearch.algorithms.xarmed.tasks import PullTask
+    from fedsearch.algorithms.xarmed.tree import Partition
+    from fedsearch.party._flower_client import answer
+    from fedsearch.space import SearchSpace
+
+    config, state = {"party": "a", "data": str(silo_files["a"]), "target": "label"}, RecordDict()
+    setup = SetupTask(estimator=DecisionTreeClassifier(random_state=0), space=SearchSpace({"max_depth": [1, 2]}), cv=2)
+    answer(encode(setup).decode(), config, state)
+    tree = Partition(1, random_state=0)
+    nodes = tree.children(tree.children(tree.root()))  # 4 nodes, 2 configurations
+    released = np.array([decode(answer(encode(PullTask(
+        tree=(1, "random", tree.seed), depth=2, index=nodes.index, counts=[2, 2, 2, 2], pull="center",
+        noise_std=1.0, noise_seed=seed, clip=(0.0, 1.0))).decode(), config, state)).means for seed in range(3)])
+    assert np.unique(released[:, :2]).size == 1 and np.unique(released[:, 2:]).size == 1
+    assert released[0, 0] != released[0, 2]
+
+
 def test_a_fitted_model_leaves_a_party_only_in_the_skops_format(silo_files, monkeypatch):
     pytest.importorskip("flwr")
     pytest.importorskip("skops")

@@ -2,8 +2,8 @@
 
 Flower starts a fresh process for every message; it answers one task from the silo's own data,
 named by the SuperNode's node config, through the same handlers as an in-process party. Between
-messages the party keeps the search's set-up and its cache of evaluated configurations in the
-run's context state.
+messages the party keeps the search's set-up, its cache of evaluated configurations and the
+values it released under differential privacy in the run's context state.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def answer(task_json: str, node_config, state: RecordDict) -> str:
 
     A :class:`~fedsearch.messages.SetupTask` is kept in ``state``; every later task is answered
     by the party built from the silo's data and that set-up, through the same handlers as an
-    in-process party, its cache restored from ``state`` and saved back after the task.
+    in-process party, its cache and its differentially private releases restored from ``state``
+    and saved back after the task.
     A party that cannot answer replies with an :class:`~fedsearch.messages.ErrorReply`: the
     error's kind (``"setup"`` when its data or the set-up failed, else ``"task"``) and a
     data-free text (:func:`~fedsearch.messages.public_error`); the full message goes to the
@@ -84,13 +85,15 @@ def answer(task_json: str, node_config, state: RecordDict) -> str:
         party = Party.from_setup(name, X, y, setup, share_errors=share)
         kind = "task"
         if isinstance(task, SetupTask):
-            state[RECORD] = ConfigRecord({"setup": task_json, "cache": _dump_cache({})})
+            state[RECORD] = ConfigRecord({"setup": task_json, "cache": _dump_cache({}), "released": encode({}).decode()})
             reply = party.setup_reply()
         else:
             saved = state[RECORD]
             party._cache.update(_load_cache(saved["cache"]))
+            party.released.update(decode(saved["released"]))  # DP releases: a repeat is never re-noised
             reply = party.handle(task)
             saved["cache"] = _dump_cache(party._cache)
+            saved["released"] = encode(party.released).decode()
         return encode(reply).decode()
     except Exception as exc:  # noqa: BLE001 - a failing party answers with an error, its message kept here
         if getattr(exc, "fedsearch_public", False):  # a fixed, data-free text (error_score="raise", skops)
