@@ -59,6 +59,8 @@ PAPER = {"TS": 0.2375, "FTS": 0.2346, "FTS-DE": 0.2314, "DP-FTS-DE": 0.2319, "DP
          "DP-FTS-DE z=2": 0.2332, "DP-FTS-DE z=3": 0.2358, "DP-FTS-DE z=4": 0.2373, "DP-FTS-DE q=0.1": 0.2376,
          "DP-FTS-DE q=0.15": 0.2373, "DP-FTS-DE q=0.2": 0.2336, "DP-FTS-DE q=0.25": 0.2349}
 CHECKPOINTS = (0, 10, 20, 30, 40, 50, 60)  # BO iterations at which the curve is reported
+# TS at those iterations, recomputed from the authors' results_ts.zip (notes §3.2)
+PAPER_TS_CURVE = (0.3152, 0.2595, 0.2489, 0.2451, 0.2421, 0.2397, 0.2375)
 
 
 def add_arguments(parser) -> None:
@@ -192,6 +194,7 @@ def _report(args, rows) -> None:
     write_runs(args, rows)
     if curves := {label: (np.arange(len(runs[0])), runs) for label in METHODS
                   if (runs := [r["best_so_far"] for r in rows if r["method"] == label and r.get("best_so_far")])}:
+        curves["paper TS (authors' 10 runs)"] = (list(CHECKPOINTS), list(PAPER_TS_CURVE))
         plot_curves(args, "dpftsde_convergence", curves, xlabel="BO iteration",
                     ylabel="1 - best AUC so far (mean over fields)", title="Landmine, 29 fields (band: s.e. across seeds)")
     for kind, name in (("z", "noise multiplier z (q = 0.35)"), ("q", "sampling rate q (z = 1)")):
