@@ -155,23 +155,21 @@ def _summary(rows):
 
 
 def _sweep_curves(rows, kind):
-    """The z (or q) sweep as ``plot_curves`` input: each field's 1 - AUC, averaged over the seeds that
-    ran every point of the sweep, beside TS of those seeds and the paper's values."""
+    """The z (or q) sweep as ``plot_curves`` input: 1 - AUC minus TS's, field by field (paired), averaged
+    over the seeds that ran every point of the sweep, beside the paper's differences with its TS."""
     prefix = f"DP-FTS-DE {kind}="
     points = {DP["noise_multiplier" if kind == "z" else "sampling_rate"]: "DP-FTS-DE",
               **{float(label[len(prefix):]): label for label in SWEEP if label.startswith(prefix)}}
-    by = {(r["method"], r["seed"]): r["field_one_minus_auc"] for r in rows}
+    by = {(r["method"], r["seed"]): np.array(r["field_one_minus_auc"]) for r in rows}
     seeds_ = [s for s in dict.fromkeys(r["seed"] for r in rows)
               if all((label, s) in by for label in [*points.values(), "TS"])]
     if not seeds_:
         return {}
     x = sorted(points)
-    fields = np.array([np.mean([by[points[v], s] for s in seeds_], axis=0) for v in x]).T  # fields x points
-    ts = np.mean([by["TS", s] for s in seeds_], axis=0)
-    return {f"fedsearch ({len(seeds_)} seed{'s' if len(seeds_) > 1 else ''}; band: s.e. across fields)": (x, fields),
-            "fedsearch TS": (x, np.tile(ts[:, None], len(x))),
-            "paper": (x, [PAPER[points[v]] for v in x]),
-            "paper TS": (x, [PAPER["TS"]] * len(x))}
+    differences = np.array([np.mean([by[points[v], s] - by["TS", s] for s in seeds_], axis=0) for v in x]).T
+    return {f"fedsearch ({len(seeds_)} seed{'s' if len(seeds_) > 1 else ''}; band: s.e. across fields)": (x, differences),
+            "paper": (x, [PAPER[points[v]] - PAPER["TS"] for v in x]),
+            "TS": (x, np.zeros(len(x)))}
 
 
 def _report(args, rows) -> None:
@@ -200,12 +198,13 @@ def _report(args, rows) -> None:
     for kind, name in (("z", "noise multiplier z (q = 0.35)"), ("q", "sampling rate q (z = 1)")):
         if curves := _sweep_curves(rows, kind):
             plot_curves(args, f"dpftsde_{kind}_sweep", curves, xlabel=name,
-                        ylabel="1 - best AUC after 60 iterations", title="DP-FTS-DE on Landmine")
+                        ylabel="1 - AUC after 60 iterations, minus TS's", title="DP-FTS-DE on Landmine, paired with TS")
 
 
 def run(args) -> list[dict]:
     if args.merge:
-        rows = read_runs(args.merge)
+        order = {label: i for i, label in enumerate([*METHODS, *SWEEP])}
+        rows = sorted(read_runs(args.merge), key=lambda r: (order.get(r["method"], len(order)), r["seed"]))
         print(f"dpftsde: {len(rows)} runs read from {len(args.merge)} file(s)")
         _report(args, rows)
         return rows
