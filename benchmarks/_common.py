@@ -38,6 +38,7 @@ __all__ = [
     "pyxab_hct",
     "print_table",
     "write_runs",
+    "read_runs",
     "plot_curves",
     "plot_boxes",
     "plot_bars",
@@ -192,6 +193,33 @@ def write_runs(args, rows: list[dict], name: str | None = None) -> list[Path]:
     json_path.write_text(json.dumps(meta, indent=1))
     print(f"wrote {csv_path} and {json_path}")
     return [csv_path, json_path]
+
+
+def read_runs(paths) -> list[dict]:
+    """The rows of CSV files written by :func:`write_runs`, in order (e.g. one file per seed).
+
+    A cell that holds JSON text (a dict or a list) comes back as that object; numbers come back
+    as numbers and an empty cell as None, so the rows can be reported again as if just run.
+    """
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                rows.append({k: _parse_cell(v) for k, v in row.items()})
+    return rows
+
+
+def _parse_cell(text: str):
+    if text == "":
+        return None
+    if text[0] in "[{":
+        return json.loads(text)
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 # --------------------------------------------------------------------------- plots

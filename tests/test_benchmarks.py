@@ -136,7 +136,29 @@ def test_dpftsde_suite_pairs_each_method_with_ts_field_by_field():
             {"method": "FTS", "seed": 1, "field_one_minus_auc": [0.0, 0.0, 0.0]}]  # no TS of seed 1: unpaired
     (row,) = _paired(rows)
     assert row["method"] == "FTS" and row["seed"] == 0
-    assert row["minus_ts"] == pytest.approx(0.0) and row["se"] == pytest.approx(np.std([-0.1, 0, 0.1], ddof=1) / np.sqrt(3))
+    assert row["difference"] == pytest.approx(0.0) and row["se"] == pytest.approx(np.std([-0.1, 0, 0.1], ddof=1) / np.sqrt(3))
+
+
+def test_dpftsde_suite_pools_paired_differences_across_fields_and_seeds():
+    from benchmarks.dpftsde import _paired, _pooled
+
+    rows = [{"method": "TS", "seed": 0, "field_one_minus_auc": [0.3, 0.2, 0.1]},
+            {"method": "TS", "seed": 1, "field_one_minus_auc": [0.3, 0.3, 0.3]},
+            {"method": "FTS", "seed": 0, "field_one_minus_auc": [0.2, 0.2, 0.2]},
+            {"method": "FTS", "seed": 1, "field_one_minus_auc": [0.4, 0.3, 0.3]}]
+    (pooled,) = _pooled(_paired(rows))
+    # differences: seed 0 (-0.1, 0, 0.1), seed 1 (0.1, 0, 0); per field (0, 0, 0.05), per seed (0, 1/30)
+    assert pooled["seeds"] == 2 and pooled["difference"] == pytest.approx(1 / 60)
+    assert pooled["se_fields"] == pytest.approx(np.std([0, 0, 0.05], ddof=1) / np.sqrt(3))
+    assert pooled["se_seeds"] == pytest.approx(np.std([0, 1 / 30], ddof=1) / np.sqrt(2))
+
+
+def test_read_runs_gives_back_what_write_runs_wrote(tmp_path):
+    args = Namespace(output=tmp_path, suite="s", quick=False, seeds=[0], n_jobs=1)
+    rows = [{"method": "DP-FTS-DE, random", "seed": 3, "auc": 0.25, "fields": [0.1, 0.2], "curve": {"0": 0.3},
+             "epsilon": None}]
+    csv_path, _ = _common.write_runs(args, rows)
+    assert _common.read_runs([csv_path, csv_path]) == rows * 2
 
 
 @pytest.mark.slow

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
-from numpy.linalg import LinAlgError
-from scipy.linalg import cho_solve, cholesky
+from scipy.linalg.lapack import dpotrf, dpotrs
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._acquisition import LinearFunction, PiecewiseFunction, maximise
 from ._features import FourierFeatures, posterior_sample
@@ -39,13 +39,14 @@ def _neg_log_marginal_likelihood(theta, sq_dists, y):
     length_scale, variance, noise = np.exp(theta)
     R = np.exp(-0.5 * sq_dists / length_scale**2)
     K = variance * R + noise * np.eye(len(y))
-    try:
-        L = cholesky(K, lower=True)
-    except LinAlgError:
+    # LAPACK directly: the very calls of scipy.linalg.cholesky / cho_solve, without their
+    # per-call wrappers, which cost more than the factorisation at these sizes (called ~10^5 times)
+    L, info = dpotrf(K, lower=1, clean=1)
+    if info > 0:  # not positive definite
         return np.inf, np.zeros(3)
-    alpha = cho_solve((L, True), y)
+    alpha = dpotrs(L, y, lower=1)[0]
     value = 0.5 * y @ alpha + np.log(np.diag(L)).sum() + 0.5 * len(y) * np.log(2 * np.pi)
-    inner = np.outer(alpha, alpha) - cho_solve((L, True), np.eye(len(y)))
+    inner = np.outer(alpha, alpha) - dpotrs(L, np.eye(len(y)), lower=1)[0]
     dK = (variance * R * sq_dists / length_scale**2, variance * R, noise * np.eye(len(y)))
     return value, np.array([-0.5 * np.sum(inner * d) for d in dK])
 
@@ -102,10 +103,16 @@ def choose_point(X, y, rng: np.random.Generator, *, p: float, features: FourierF
     - ``canonical`` (the search space's snapping of a point) is applied, and a point that equals
       an earlier query is replaced by a uniform random point (authors' code).
     """
-    with threadpool_limits(1):  # tiny matrices: BLAS threads only contend with the other parties
+    with _blas().limit(limits=1):  # tiny matrices: BLAS threads only contend with the other parties
         return _choose_point(np.atleast_2d(np.asarray(X, dtype=float)), np.asarray(y, dtype=float), rng, p,
                              features, omega_joint, regions, kernel, n_features_local, n_candidates,
                              n_restarts, server_branch, canonical)
+
+
+@lru_cache(maxsize=1)
+def _blas() -> ThreadpoolController:
+    """The thread pools of this process, inspected once (``threadpool_limits`` re-inspects them per call)."""
+    return ThreadpoolController()
 
 
 def _choose_point(X, y, rng, p, features, omega_joint, regions, kernel, n_features_local, n_candidates,
