@@ -29,6 +29,7 @@ across models.
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from pathlib import Path
@@ -141,6 +142,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--cache", type=Path, default=None, metavar="FILE",
                         help="JSON file of pooled scores (the centralised search, b, a* and every pick), "
                              "read and extended, so that runs of other methods or seeds do not re-score")
+    parser.add_argument("--report", type=Path, nargs="+", default=None, metavar="CSV",
+                        help="instead of running: print the tables (and write --output) of the records "
+                             "of earlier runs' flora.csv files, pooled (give the same --models, "
+                             "--local-search, --n-validate, --competitors and --split as the runs)")
     parser.add_argument("--replay-paper", action="store_true",
                         help="instead of the protocol: feed the paper's own uploaded pairs "
                              "(flora_paper_runs) to fedsearch's surfaces and score fedsearch's and "
@@ -308,6 +313,7 @@ def _load_store(path) -> dict:
 def _save_store(path, store: dict) -> None:
     if path is not None:
         tmp = Path(f"{path}.tmp")
+        tmp.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(store))
         tmp.replace(path)
 
@@ -354,9 +360,28 @@ def _replay(args) -> None:
     write_runs(args, rows, name="flora_replay")
 
 
+def _read_runs(paths) -> list[dict]:
+    """The records of earlier runs' CSV files, numbers as numbers."""
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                for key in ("seed", "T", "folds", "parties"):
+                    r[key] = int(r[key]) if r.get(key) not in (None, "") else r.get(key)
+                for key in ("regret", "score", "baseline", "best", "gamma", "pmin", "pmax", "time", "cpu"):
+                    r[key] = float(r[key]) if r.get(key) not in (None, "") else float("nan")
+                r["best_params"] = json.loads(r["best_params"]) if r.get("best_params") else None
+                rows.append(r)
+    return rows
+
+
 def run(args) -> None:
     if args.replay_paper:
         return _replay(args)
+    if args.report:
+        rows = _read_runs(args.report)
+        names = args.datasets or list(dict.fromkeys(r["dataset"] for r in rows))
+        return _report(args, [r for r in rows if r["dataset"] in names], names)
     quick = args.quick
     names = args.datasets or (QUICK_DATASETS if quick else DATASETS)
     n_iter = args.n_iter or (10 if quick else 100)
