@@ -503,6 +503,11 @@ def _report(args, rows: list[dict], names) -> None:
                 title="Against the default, across datasets (as Table 3"
                       + ("; the paper's values in brackets: its seven datasets (six for SVM), p = 3, "
                          "T = 100" if args.split in ("iid", "stratified") else "") + ")")
+    print_table(_paired(args, rows), ["model", "method", "runs", "regret", "minus plain", "minus first local search",
+                                      "minus random"],
+                title="Over every run (dataset x seed): mean relative regret ± 95 % t-interval, and the mean "
+                      "paired difference to the same run's plain pick (same surface), to the first local "
+                      "search's (same surface) and to federated random search, with the runs it is below in")
     write_runs(args, rows)
     for model in args.models:
         plot_boxes(args, f"flora_regret_{model}",
@@ -510,6 +515,32 @@ def _report(args, rows: list[dict], names) -> None:
                     for m in methods},
                    ylabel="relative regret", reference=(1.0, "default configuration"),
                    title=f"FLoRA protocol, {model}, {args.split}: regret per run")
+
+
+def _paired(args, rows) -> list[dict]:
+    """Per model and method: the regret over every run and its paired differences (see the title)."""
+    several, out = len(args.local_search) > 1, []
+    for model in args.models:
+        def runs(label):
+            return {(r["dataset"], r["seed"]): r["regret"] for r in rows
+                    if r["model"] == model and r["status"] == "ok" and _label(r, several) == label}
+
+        for label in _methods(args):
+            mine = runs(label)
+            line = {"model": model, "method": label, "runs": len(mine), "regret": _with_interval(list(mine.values()))}
+            method, _, ls = label.partition("/")
+            refs = {"minus plain": method.partition("+v")[0] + (f"/{ls}" if ls else "") if "+v" in method else None,
+                    "minus first local search": f"{method}/{args.local_search[0]}"
+                    if ls and ls != args.local_search[0] else None,
+                    "minus random": "random" if "random" in args.competitors and label != "random" else None}
+            for column, ref in refs.items():
+                other = runs(ref) if ref else {}
+                shared = [key for key in mine if key in other]
+                if shared:
+                    diff = [mine[key] - other[key] for key in shared]
+                    line[column] = _with_interval(diff) + f" ({sum(d < 0 for d in diff)}/{len(diff)})"
+            out.append(line)
+    return out
 
 
 def _table3(args, rows, names) -> list[dict]:
