@@ -123,9 +123,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--raw-features", action="store_true",
                         help="give SVC and MLP the raw features (default: a MinMaxScaler in "
                              "front, as the paper scaled them, fitted inside every fit on the party's own rows)")
-    parser.add_argument("--local-search", nargs="+", default=["bo"],
+    parser.add_argument("--local-search", nargs="*", default=["bo"],
                         help="the parties' local optimiser(s) (default bo); several run on the same "
-                             "parties and seeds, sharing the pooled scores and the competitors")
+                             "parties and seeds, sharing the pooled scores and the competitors; the bare "
+                             "option runs no FLoRA")
+    parser.add_argument("--paper-picks", action="store_true",
+                        help="also score the paper's own picks of the dataset (flora_paper_runs/picks.csv, "
+                             "one run of the paper's) in the same frame, as methods 'paper:<surface>'")
     parser.add_argument("--central-search", default="bo",
                         help="optimiser of the centralised search that gives a* (default bo)")
     parser.add_argument("--competitors", nargs="*", default=list(COMPETITORS), choices=COMPETITORS,
@@ -234,7 +238,11 @@ def _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space, X, 
         if "alone" in args.competitors:
             rows.append(_timed(_competitor("alone", estimator, space, n_iter, cv, seed, args.n_jobs, flora),
                                Xs, ys, dict(common, method="alone", **context), flora_time, flora_cpu))
-    context = dict(local_search="-", pmin=rows[0]["pmin"], pmax=rows[0]["pmax"], gamma=rows[0]["gamma"])
+    context = dict(local_search="-", **{k: rows[0][k] if rows else float("nan") for k in ("pmin", "pmax", "gamma")})
+    if args.paper_picks and flora_replay.available(args.data_dir, model, name, args.parties):
+        picks = flora_replay.paper_picks(args.data_dir, model, name, args.parties)
+        rows += [dict(common, method=f"paper:{s}", **context, best_params=flora_replay.prefixed(estimator, picks[s][0]),
+                      status="ok") for s in SURFACES]
     for c in args.competitors:
         if c != "alone":
             rows.append(_timed(_competitor(c, estimator, space, n_iter, cv, seed, args.n_jobs, None),
@@ -444,6 +452,7 @@ def _methods(args) -> list[str]:
     flora += ["alone"] if "alone" in args.competitors else []
     several = len(args.local_search) > 1
     return ([f"{m}/{ls}" if several else m for ls in args.local_search for m in flora]
+            + ([f"paper:{s}" for s in SURFACES] if args.paper_picks else [])
             + [c for c in args.competitors if c != "alone"])
 
 
@@ -504,10 +513,11 @@ def _report(args, rows: list[dict], names) -> None:
                       + ("; the paper's values in brackets: its seven datasets (six for SVM), p = 3, "
                          "T = 100" if args.split in ("iid", "stratified") else "") + ")")
     print_table(_paired(args, rows), ["model", "method", "runs", "regret", "minus plain", "minus first local search",
-                                      "minus random"],
+                                      "minus random", "minus paper"],
                 title="Over every run (dataset x seed): mean relative regret ± 95 % t-interval, and the mean "
                       "paired difference to the same run's plain pick (same surface), to the first local "
-                      "search's (same surface) and to federated random search, with the runs it is below in")
+                      "search's (same surface), to federated random search and to the paper's pick (same surface), with "
+                      "the runs it is below in")
     write_runs(args, rows)
     for model in args.models:
         plot_boxes(args, f"flora_regret_{model}",
@@ -532,7 +542,8 @@ def _paired(args, rows) -> list[dict]:
             refs = {"minus plain": method.partition("+v")[0] + (f"/{ls}" if ls else "") if "+v" in method else None,
                     "minus first local search": f"{method}/{args.local_search[0]}"
                     if ls and ls != args.local_search[0] else None,
-                    "minus random": "random" if "random" in args.competitors and label != "random" else None}
+                    "minus random": "random" if "random" in args.competitors and label != "random" else None,
+                    "minus paper": f"paper:{method}" if args.paper_picks and method in SURFACES else None}
             for column, ref in refs.items():
                 other = runs(ref) if ref else {}
                 shared = [key for key in mine if key in other]

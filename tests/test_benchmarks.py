@@ -154,6 +154,27 @@ def test_flora_suite_runs_several_local_searches_on_one_split_and_caches_the_poo
     assert "aplm+v2/bo" in first and "centralised best" in first
 
 
+@pytest.mark.skipif(not (default_data_dir() / "flora_paper_runs" / "picks.csv").is_file(),
+                    reason="the FLoRA paper's runs of ../shared/data are absent")
+def test_flora_suite_scores_the_papers_picks_in_the_same_frame(tmp_path, capsys):
+    from benchmarks import flora_replay
+
+    assert main(["flora", "--datasets", "heart_statlog", "--n-iter", "2", "--folds", "2", "--seeds", "0", "1",
+                 "--split", "stratified", "--local-search", "--competitors", "random", "--paper-picks",
+                 "--n-jobs", "1", "--output", str(tmp_path)]) == 0
+    with open(tmp_path / "flora.csv") as f:
+        rows = list(csv.DictReader(f))
+    picks = flora_replay.paper_picks(default_data_dir(), "hgb", "heart_statlog")
+    paper = [r for r in rows if r["method"].startswith("paper:")]
+    assert [(r["seed"], r["method"]) for r in paper] == [(s, f"paper:{m}") for s in "01" for m in
+                                                         ("sgm", "sgm+u", "aplm", "mplm")]
+    for r in paper:  # the paper's configuration, scored like every other pick
+        assert json.loads(r["best_params"]) == picks[r["method"][6:]][0]
+        assert float(r["regret"]) == pytest.approx((float(r["best"]) - float(r["score"]))
+                                                   / (float(r["best"]) - float(r["baseline"])))
+    assert "minus paper" in capsys.readouterr().out
+
+
 def test_personal_suite_without_pyxab_reports_hct_as_unavailable(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "PyXAB.algos.HCT", None)
     status = main(["personal", "--part", "synthetic", "--objectives", "garland", "--n-iter", "20",
