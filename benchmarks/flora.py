@@ -29,7 +29,10 @@ across models.
 
 from __future__ import annotations
 
+import csv
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -120,7 +123,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--raw-features", action="store_true",
                         help="give SVC and MLP the raw features (default: a MinMaxScaler in "
                              "front, as the paper scaled them, fitted inside every fit on the party's own rows)")
-    parser.add_argument("--local-search", default="bo", help="the parties' local optimiser (default bo)")
+    parser.add_argument("--local-search", nargs="*", default=["bo"],
+                        help="the parties' local optimiser(s) (default bo); several run on the same "
+                             "parties and seeds, sharing the pooled scores and the competitors; the bare "
+                             "option runs no FLoRA")
+    parser.add_argument("--paper-picks", action="store_true",
+                        help="also score the paper's own picks of the dataset (flora_paper_runs/picks.csv, "
+                             "one run of the paper's) in the same frame, as methods 'paper:<surface>'")
     parser.add_argument("--central-search", default="bo",
                         help="optimiser of the centralised search that gives a* (default bo)")
     parser.add_argument("--competitors", nargs="*", default=list(COMPETITORS), choices=COMPETITORS,
@@ -130,6 +139,17 @@ def add_arguments(parser) -> None:
                         help="R > 1: the low-noise scoring: every pick, b and a* scored by R x "
                              "stratified k-fold CV on splits other than the one the centralised "
                              "search chose a* on (default 1: one split, a* in sample)")
+    parser.add_argument("--n-validate", type=int, nargs="*", default=[], metavar="K",
+                        help="also record FLoRASearchCV(n_validate=K)'s validated pick of every surface "
+                             "(method '<surface>+v<K>'), from the same fit as the plain picks: the fit "
+                             "validates every candidate, and the pick of the first K is read off")
+    parser.add_argument("--cache", type=Path, default=None, metavar="FILE",
+                        help="JSON file of pooled scores (the centralised search, b, a* and every pick), "
+                             "read and extended, so that runs of other methods or seeds do not re-score")
+    parser.add_argument("--report", type=Path, nargs="+", default=None, metavar="CSV",
+                        help="instead of running: print the tables (and write --output) of the records "
+                             "of earlier runs' flora.csv files, pooled (give the same --models, "
+                             "--local-search, --n-validate, --competitors and --split as the runs)")
     parser.add_argument("--replay-paper", action="store_true",
                         help="instead of the protocol: feed the paper's own uploaded pairs "
                              "(flora_paper_runs) to fedsearch's surfaces and score fedsearch's and "
@@ -162,8 +182,28 @@ def _competitor(name, estimator, space, n_iter, cv, seed, n_jobs, flora):
     return FederatedGridSearchCV(estimator, grid, **{k: v for k, v in common.items() if k != "random_state"})
 
 
+def _validated_picks(flora, ks) -> dict:
+    """``{(surface, k): (params, federated validated score)}``: the pick of
+    ``FLoRASearchCV(surface=surface, n_validate=k)``, read off one fit that validated every
+    candidate (the validation round's candidates are the rows of ``cv_results_`` with a score)."""
+    res = flora.cv_results_
+    validated = {repr(sorted(p.items())): (p, float(m)) for p, m in zip(res["params"], res["mean_test_score"])
+                 if np.isfinite(m)}
+    out = {}
+    for s in SURFACES:
+        ordered = [flora.surface_params_[s]] + [flora.surface_params_[o] for o in SURFACES if o != s]
+        keys = list(dict.fromkeys(repr(sorted(p.items())) for p in ordered))
+        keys += [key for key in validated if key not in keys]  # the estimator's own configuration
+        for k in ks:
+            first = [validated[key] for key in keys[:k] if key in validated]
+            if first:  # ties: the earlier candidate
+                out[s, k] = max(first, key=lambda c: c[1])
+    return out
+
+
 def _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space, X, y, pooled) -> list[dict]:
-    """The long-format records of FLoRA's surfaces and every competitor on one split of the data."""
+    """The long-format records of FLoRA's surfaces (each local search) and every competitor on one
+    split of the data."""
     if args.split == "stratified":  # the paper's party split: StratifiedKFold(p, shuffle=True)
         labels = np.empty(len(y), dtype=int)
         for i, (_, rows) in enumerate(StratifiedKFold(args.parties, shuffle=True, random_state=seed).split(X, y)):
@@ -175,29 +215,51 @@ def _runs_of_one_split(model, name, seed, args, n_iter, k, estimator, space, X, 
     cv = StratifiedKFold(k, shuffle=True, random_state=seed)
     common = dict(model=model, dataset=name, split=args.split, seed=seed, T=n_iter, folds=k,
                   parties=args.parties)
-    t0 = time.perf_counter()
-    flora = FLoRASearchCV(estimator, space, n_iter=n_iter, local_search=args.local_search, cv=cv,
-                          scoring="balanced_accuracy", refit=False, random_state=seed,
-                          n_jobs=args.n_jobs).fit(Xs, ys)
-    flora_time = time.perf_counter() - t0
-    local_best = [np.nanmax(r["scores"]) for r in flora.local_results_.values()]
-    context = dict(pmin=min(local_best), pmax=max(local_best), gamma=flora.heterogeneity_)
+    # with --n-validate, one fit validates every candidate (surfaces' arg-mins and the default)
+    n_validate = len(SURFACES) + 1 if args.n_validate else 1
     rows = []
-    for s in SURFACES:
-        row = search_record(flora, **common, method=s, **context)
-        del row["best_score"]  # the surfaces' picks have no federated score of their own
-        row.update(best_params=flora.surface_params_[s], time=flora_time)
-        rows.append(row)
+    for method in args.local_search:
+        t0, c0 = time.perf_counter(), time.process_time()
+        flora = FLoRASearchCV(estimator, space, n_iter=n_iter, local_search=method, cv=cv,
+                              scoring="balanced_accuracy", refit=False, random_state=seed,
+                              n_jobs=args.n_jobs, n_validate=n_validate).fit(Xs, ys)
+        flora_time, flora_cpu = time.perf_counter() - t0, time.process_time() - c0
+        local_best = [np.nanmax(r["scores"]) for r in flora.local_results_.values()]
+        context = dict(local_search=method, pmin=min(local_best), pmax=max(local_best), gamma=flora.heterogeneity_)
+        for s in SURFACES:
+            row = search_record(flora, **common, method=s, **context)
+            del row["best_score"]  # the surfaces' picks have no federated score of their own
+            row.update(best_params=flora.surface_params_[s], time=flora_time, cpu=flora_cpu)
+            rows.append(row)
+        for (s, n), (params, validated) in _validated_picks(flora, args.n_validate).items():
+            row = search_record(flora, **common, method=f"{s}+v{n}", **context)
+            row.update(best_params=params, best_score=validated, time=flora_time, cpu=flora_cpu)
+            rows.append(row)
+        if "alone" in args.competitors:
+            rows.append(_timed(_competitor("alone", estimator, space, n_iter, cv, seed, args.n_jobs, flora),
+                               Xs, ys, dict(common, method="alone", **context), flora_time, flora_cpu))
+    context = dict(local_search="-", **{k: rows[0][k] if rows else float("nan") for k in ("pmin", "pmax", "gamma")})
+    if args.paper_picks and flora_replay.available(args.data_dir, model, name, args.parties):
+        picks = flora_replay.paper_picks(args.data_dir, model, name, args.parties)
+        rows += [dict(common, method=f"paper:{s}", **context, best_params=flora_replay.prefixed(estimator, picks[s][0]),
+                      status="ok") for s in SURFACES]
     for c in args.competitors:
-        t0 = time.perf_counter()
-        search = _competitor(c, estimator, space, n_iter, cv, seed, args.n_jobs, flora).fit(Xs, ys)
-        row = search_record(search, **common, method=c, **context)
-        row["time"] = time.perf_counter() - t0 + (flora_time if c == "alone" else 0.0)
-        rows.append(row)
+        if c != "alone":
+            rows.append(_timed(_competitor(c, estimator, space, n_iter, cv, seed, args.n_jobs, None),
+                               Xs, ys, dict(common, method=c, **context)))
     for row in rows:
         row.update(score=pooled(row["best_params"]), baseline=pooled.baseline, best=pooled.best)
         row["regret"] = relative_regret(row["score"], pooled.best, pooled.baseline)
     return rows
+
+
+def _timed(search, Xs, ys, fields, wall=0.0, cpu=0.0) -> dict:
+    """The record of ``search`` fitted on the parties, with its wall and CPU (this process) time."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    search.fit(Xs, ys)
+    row = search_record(search, **fields)
+    row.update(time=time.perf_counter() - t0 + wall, cpu=time.process_time() - c0 + cpu)
+    return row
 
 
 class _PooledScores:
@@ -209,12 +271,16 @@ class _PooledScores:
     ``folds`` other splits (the low-noise protocol, ``--scoring-repeats``), every score,
     ``b`` and ``a*`` included, is taken on ``folds``: ``a*`` is the search's best configuration
     scored out of sample, not the winner's-curse maximum of the scores it was chosen on.
+    ``store`` (a dict, ``--cache``) keeps the scores across runs under keys that name ``tag``
+    (model and dataset) and the folds.
     """
 
-    def __init__(self, estimator, X, y, folds, n_jobs, *, default, space, n_iter, method, search_folds=None):
+    def __init__(self, estimator, X, y, folds, n_jobs, *, default, space, n_iter, method, search_folds=None,
+                 store=None, tag=""):
         self.estimator, self.X, self.y, self.n_jobs = estimator, X, y, n_jobs
-        self._cache = {}
+        self._cache = {} if store is None else store
         self.folds = search_folds if search_folds is not None else folds
+        self._prefix = f"{tag}|{_folds_tag(self.folds)}|"
         searcher = make_local_search(method, space, seed=0)
         best_score, best_params = -np.inf, None
         for _ in range(n_iter):
@@ -225,12 +291,14 @@ class _PooledScores:
             if score > best_score:  # a NaN (every fold failed) never wins
                 best_score, best_params = score, params
         if search_folds is not None:  # score out of sample from now on
-            self.folds, self._cache = folds, {}
+            self.folds = folds
+            self._prefix = f"{tag}|{_folds_tag(folds)}|"
+        self.best_params = best_params
         self.best = self(best_params) if best_params is not None else float("nan")
         self.baseline = self(default)
 
     def __call__(self, params) -> float:
-        key = repr(sorted(params.items()))
+        key = self._prefix + repr(sorted(params.items()))
         if key not in self._cache:
             est = clone(self.estimator).set_params(**params)
             try:
@@ -239,6 +307,23 @@ class _PooledScores:
             except ValueError:  # every fold failed
                 self._cache[key] = float("nan")
         return self._cache[key]
+
+
+def _folds_tag(folds) -> str:
+    """The folds' splitter with its settings (the key of the scores it gives)."""
+    return f"{type(folds).__name__}({folds.get_n_splits()}, {getattr(folds, 'random_state', None)})"
+
+
+def _load_store(path) -> dict:
+    return json.loads(Path(path).read_text()) if path is not None and Path(path).is_file() else {}
+
+
+def _save_store(path, store: dict) -> None:
+    if path is not None:
+        tmp = Path(f"{path}.tmp")
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(store))
+        tmp.replace(path)
 
 
 def _replay(args) -> None:
@@ -283,9 +368,28 @@ def _replay(args) -> None:
     write_runs(args, rows, name="flora_replay")
 
 
+def _read_runs(paths) -> list[dict]:
+    """The records of earlier runs' CSV files, numbers as numbers."""
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                for key in ("seed", "T", "folds", "parties"):
+                    r[key] = int(r[key]) if r.get(key) not in (None, "") else r.get(key)
+                for key in ("regret", "score", "baseline", "best", "gamma", "pmin", "pmax", "time", "cpu"):
+                    r[key] = float(r[key]) if r.get(key) not in (None, "") else float("nan")
+                r["best_params"] = json.loads(r["best_params"]) if r.get("best_params") else None
+                rows.append(r)
+    return rows
+
+
 def run(args) -> None:
     if args.replay_paper:
         return _replay(args)
+    if args.report:
+        rows = _read_runs(args.report)
+        names = args.datasets or list(dict.fromkeys(r["dataset"] for r in rows))
+        return _report(args, [r for r in rows if r["dataset"] in names], names)
     quick = args.quick
     names = args.datasets or (QUICK_DATASETS if quick else DATASETS)
     n_iter = args.n_iter or (10 if quick else 100)
@@ -296,7 +400,7 @@ def run(args) -> None:
           + f", T={n_iter}, {k}-fold CV, balanced accuracy, local search={args.local_search}, "
           f"centralised search={args.central_search}, competitors={' '.join(args.competitors) or '-'}, "
           f"seeds={run_seeds}")
-    rows = []
+    rows, store = [], _load_store(args.cache)
     with threadpool_limits(1):  # one thread per process: HGB's OpenMP threads thrash a shared box
         for model in args.models:
             estimator, space, default = presets.get(model, scaled="minmax" if model != "hgb" and not args.raw_features else False)
@@ -308,15 +412,21 @@ def run(args) -> None:
                 data = load_benchmark(name, args.data_dir)
                 X, y = data.data, data.target
                 search_folds = StratifiedKFold(k, shuffle=True, random_state=0)
+                tag = f"{model}{'-raw' if args.raw_features else ''}|{name}"  # a score depends on no more
+                c0 = time.process_time()
                 if args.scoring_repeats > 1:  # low-noise: other splits, a* out of sample
                     folds = RepeatedStratifiedKFold(n_splits=k, n_repeats=args.scoring_repeats, random_state=1)
                     pooled = _PooledScores(estimator, X, y, folds, args.n_jobs, default=default, space=space,
-                                           n_iter=n_iter, method=args.central_search, search_folds=search_folds)
+                                           n_iter=n_iter, method=args.central_search, search_folds=search_folds,
+                                           store=store, tag=tag)
                 else:
                     pooled = _PooledScores(estimator, X, y, search_folds, args.n_jobs, default=default,
-                                           space=space, n_iter=n_iter, method=args.central_search)
+                                           space=space, n_iter=n_iter, method=args.central_search,
+                                           store=store, tag=tag)
+                _save_store(args.cache, store)
                 print(f"{model} {name}: baseline {100 * pooled.baseline:.2f}, centralised best "
-                      f"{100 * pooled.best:.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
+                      f"{100 * pooled.best:.2f} ({time.perf_counter() - t0:.0f} s, {time.process_time() - c0:.0f} s CPU)",
+                      flush=True)
                 for seed in run_seeds:
                     t0 = time.perf_counter()
                     try:
@@ -328,18 +438,33 @@ def run(args) -> None:
                         print(f"  seed {seed}: no run, {exc}", flush=True)
                         continue
                     rows.extend(runs)
+                    _save_store(args.cache, store)
                     print(f"  seed {seed}: gamma_p {runs[0]['gamma']:.3f}, regret "
-                          + ", ".join(f"{r['method']} {r['regret']:.2f}" for r in runs)
+                          + ", ".join(f"{_label(r, len(args.local_search) > 1)} {r['regret']:.2f}" for r in runs)
                           + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     _report(args, rows, names)
 
 
 def _methods(args) -> list[str]:
-    return [*SURFACES, *args.competitors]
+    """The printed methods: per local search, the surfaces, their validated picks and "alone";
+    then the other competitors."""
+    flora = [*SURFACES, *(f"{s}+v{k}" for s in SURFACES for k in args.n_validate)]
+    flora += ["alone"] if "alone" in args.competitors else []
+    several = len(args.local_search) > 1
+    return ([f"{m}/{ls}" if several else m for ls in args.local_search for m in flora]
+            + ([f"paper:{s}" for s in SURFACES] if args.paper_picks else [])
+            + [c for c in args.competitors if c != "alone"])
 
 
-def _mean_regret(rows, **where) -> float:
-    values = [r["regret"] for r in rows if all(r[k] == v for k, v in where.items())]
+def _label(row, several=True) -> str:
+    """A record's method as printed: with its local search when there are several."""
+    ls = row.get("local_search", "-")
+    return f"{row['method']}/{ls}" if several and ls != "-" else row["method"]
+
+
+def _mean_regret(rows, model, dataset, method, several) -> float:
+    values = [r["regret"] for r in rows
+              if r["model"] == model and r["dataset"] == dataset and _label(r, several) == method]
     return float(np.mean(values)) if values else float("nan")
 
 
@@ -353,7 +478,7 @@ def _with_interval(values) -> str:
 
 
 def _report(args, rows: list[dict], names) -> None:
-    methods = _methods(args)
+    methods, several = _methods(args), len(args.local_search) > 1
     for model in args.models:
         paper = PAPER_TABLES[model] if args.split in ("iid", "stratified") else {}
         table = []
@@ -369,13 +494,13 @@ def _report(args, rows: list[dict], names) -> None:
             for key in ("baseline", "best", "gamma_p"):
                 line[key] = f"{line[key]:.2f}" + (f" ({ref[key]:.2f})" if ref else "")
             for m in methods:
-                line[m] = _with_interval([r["regret"] for r in runs if r["method"] == m]) + (
+                line[m] = _with_interval([r["regret"] for r in runs if _label(r, several) == m]) + (
                     f" ({ref[m]:.2f})" if m in ref else "")
             table.append(line)
         line = {"dataset": f"mean over {len(names)}"}
         shared = [n for n in names if n in paper]
         for m in methods:
-            line[m] = f"{np.mean([_mean_regret(rows, model=model, dataset=n, method=m) for n in names]):.2f}"
+            line[m] = f"{np.mean([_mean_regret(rows, model, n, m, several) for n in names]):.2f}"
             if m in _PAPER_COLUMNS and shared:
                 line[m] += f" ({np.mean([paper[n][_PAPER_COLUMNS.index(m)] for n in shared]):.2f})"
         table.append(line)
@@ -387,12 +512,46 @@ def _report(args, rows: list[dict], names) -> None:
                 title="Against the default, across datasets (as Table 3"
                       + ("; the paper's values in brackets: its seven datasets (six for SVM), p = 3, "
                          "T = 100" if args.split in ("iid", "stratified") else "") + ")")
+    print_table(_paired(args, rows), ["model", "method", "runs", "regret", "minus plain", "minus first local search",
+                                      "minus random", "minus paper"],
+                title="Over every run (dataset x seed): mean relative regret ± 95 % t-interval, and the mean "
+                      "paired difference to the same run's plain pick (same surface), to the first local "
+                      "search's (same surface), to federated random search and to the paper's pick (same surface), with "
+                      "the runs it is below in")
     write_runs(args, rows)
     for model in args.models:
         plot_boxes(args, f"flora_regret_{model}",
-                   {m: [r["regret"] for r in rows if r["model"] == model and r["method"] == m] for m in methods},
+                   {m: [r["regret"] for r in rows if r["model"] == model and _label(r, several) == m]
+                    for m in methods},
                    ylabel="relative regret", reference=(1.0, "default configuration"),
                    title=f"FLoRA protocol, {model}, {args.split}: regret per run")
+
+
+def _paired(args, rows) -> list[dict]:
+    """Per model and method: the regret over every run and its paired differences (see the title)."""
+    several, out = len(args.local_search) > 1, []
+    for model in args.models:
+        def runs(label):
+            return {(r["dataset"], r["seed"]): r["regret"] for r in rows
+                    if r["model"] == model and r["status"] == "ok" and _label(r, several) == label}
+
+        for label in _methods(args):
+            mine = runs(label)
+            line = {"model": model, "method": label, "runs": len(mine), "regret": _with_interval(list(mine.values()))}
+            method, _, ls = label.partition("/")
+            refs = {"minus plain": method.partition("+v")[0] + (f"/{ls}" if ls else "") if "+v" in method else None,
+                    "minus first local search": f"{method}/{args.local_search[0]}"
+                    if ls and ls != args.local_search[0] else None,
+                    "minus random": "random" if "random" in args.competitors and label != "random" else None,
+                    "minus paper": f"paper:{method}" if args.paper_picks and method in SURFACES else None}
+            for column, ref in refs.items():
+                other = runs(ref) if ref else {}
+                shared = [key for key in mine if key in other]
+                if shared:
+                    diff = [mine[key] - other[key] for key in shared]
+                    line[column] = _with_interval(diff) + f" ({sum(d < 0 for d in diff)}/{len(diff)})"
+            out.append(line)
+    return out
 
 
 def _table3(args, rows, names) -> list[dict]:
@@ -401,7 +560,7 @@ def _table3(args, rows, names) -> list[dict]:
     groups = [(m, [m]) for m in args.models] + ([("overall", args.models)] if len(args.models) > 1 else [])
     for label, models in groups:
         for method in _methods(args):
-            regrets = [_mean_regret(rows, model=m, dataset=n, method=method) for m in models for n in names]
+            regrets = [_mean_regret(rows, m, n, method, len(args.local_search) > 1) for m in models for n in names]
             c = compare_to_baseline(regrets)
             ref = PAPER_TABLE3.get(label, {}).get(method) if args.split in ("iid", "stratified") else None
             out.append({"model": label, "method": method,

@@ -169,7 +169,7 @@ def replay(data_dir, model: str, dataset: str, *, n_repeats=0, surfaces=SURFACES
         def score(params, paper_scores=None):
             if frame_name == "paper" and paper_scores is not None and not rescore_paper:
                 return float(np.mean(paper_scores))
-            return frame(params) if frame_name == "paper" else frame(_prefixed(frame, params))
+            return frame(params) if frame_name == "paper" else frame(prefixed(frame.estimator, params))
 
         b = score(*picks["default"])
         a_star = best_paper if frame_name == "paper" else score(best_params)
@@ -182,7 +182,8 @@ def replay(data_dir, model: str, dataset: str, *, n_repeats=0, surfaces=SURFACES
     return rows
 
 
-def _prefixed(frame: Frame, params: dict) -> dict:
-    names = frame.estimator.get_params()
-    step = frame.estimator.steps[-1][0] + "__" if hasattr(frame.estimator, "steps") else ""
+def prefixed(estimator, params: dict) -> dict:
+    """The paper's parameter names (``C``) as ``estimator``'s (``svc__C`` in a pipeline)."""
+    names = estimator.get_params()
+    step = estimator.steps[-1][0] + "__" if hasattr(estimator, "steps") else ""
     return {(step + k if step + k in names else k): v for k, v in params.items()}

@@ -87,7 +87,7 @@ def test_flora_suite_tiny_run_records_every_method_against_one_baseline(tmp_path
     assert status == 0, out
     with open(tmp_path / "flora.csv") as f:
         rows = list(csv.DictReader(f))
-    methods = ["sgm", "sgm+u", "aplm", "mplm", "random", "fedpne", "levelorder", "pfpne", "alone"]
+    methods = ["sgm", "sgm+u", "aplm", "mplm", "alone", "random", "fedpne", "levelorder", "pfpne"]
     assert [r["method"] for r in rows] == methods
     assert {(r["split"], r["baseline"], r["best"]) for r in rows} == {("parity_skew", rows[0]["baseline"],
                                                                        rows[0]["best"])}
@@ -101,6 +101,78 @@ def test_flora_suite_tiny_run_records_every_method_against_one_baseline(tmp_path
     assert by["random"]["n_configurations"] == "3" and 1 <= int(by["alone"]["n_configurations"]) <= 3
     assert int(by["fedpne"]["bytes"]) > 0 and int(by["alone"]["rounds"]) == 1
     assert "W/T/L" in out and "Wilcoxon" in out
+
+
+@pytest.mark.skipif(not (default_data_dir() / "heart_statlog.csv.gz").is_file(),
+                    reason="benchmark files of ../shared/data are absent")
+@pytest.mark.parametrize("method", ["random", "bo"])
+def test_flora_suite_reads_every_validated_pick_off_one_fit(method):
+    # one fit that validates every candidate gives the pick of every n_validate and surface
+    from sklearn.model_selection import StratifiedKFold
+
+    from benchmarks.flora import _validated_picks
+    from fedsearch import FLoRASearchCV, presets
+    from fedsearch.datasets import load_benchmark
+
+    estimator, space, _ = presets.get("hgb")
+    estimator.set_params(random_state=0)
+    data = load_benchmark("heart_statlog")
+    site = np.arange(len(data.target)) % 3
+    Xs, ys = [data.data[site == i] for i in range(3)], [data.target[site == i] for i in range(3)]
+    common = dict(n_iter=4, local_search=method, cv=StratifiedKFold(2, shuffle=True, random_state=0),
+                  scoring="balanced_accuracy", refit=False, random_state=1, n_jobs=1)
+    picks = _validated_picks(FLoRASearchCV(estimator, space, n_validate=5, **common).fit(Xs, ys), [1, 2, 3, 5])
+    for surface in ("aplm", "mplm"):
+        for k in (1, 2, 3, 5):
+            search = FLoRASearchCV(estimator, space, surface=surface, n_validate=k, **common).fit(Xs, ys)
+            assert picks[surface, k] == (search.best_params_, pytest.approx(search.best_score_))
+
+
+@pytest.mark.skipif(not (default_data_dir() / "heart_statlog.csv.gz").is_file(),
+                    reason="benchmark files of ../shared/data are absent")
+def test_flora_suite_runs_several_local_searches_on_one_split_and_caches_the_pooled_scores(tmp_path, capsys):
+    argv = ["flora", "--datasets", "heart_statlog", "--n-iter", "3", "--folds", "2", "--seeds", "0",
+            "--split", "stratified", "--scoring-repeats", "2", "--local-search", "random", "bo",
+            "--n-validate", "2", "--competitors", "random", "--n-jobs", "1", "--cache", str(tmp_path / "c.json"),
+            "--output", str(tmp_path)]
+    assert main(argv) == 0
+    with open(tmp_path / "flora.csv") as f:
+        rows = list(csv.DictReader(f))
+    flora = ["sgm", "sgm+u", "aplm", "mplm", "sgm+v2", "sgm+u+v2", "aplm+v2", "mplm+v2"]
+    assert [(r["local_search"], r["method"]) for r in rows] == (
+        [("random", m) for m in flora] + [("bo", m) for m in flora] + [("-", "random")])
+    cached = json.loads((tmp_path / "c.json").read_text())
+    assert all(k.startswith("hgb|heart_statlog|") for k in cached)
+    # a* (out of sample) and b: scored on the repeated splits, which the central search never saw
+    oos = [v for k, v in cached.items() if "RepeatedStratifiedKFold(4, 1)" in k]
+    assert float(rows[0]["best"]) in oos and float(rows[0]["baseline"]) in oos
+    first = capsys.readouterr().out
+    assert main(argv) == 0  # the second run re-scores nothing and finds the same regrets
+    with open(tmp_path / "flora.csv") as f:
+        assert [r["regret"] for r in csv.DictReader(f)] == [r["regret"] for r in rows]
+    assert json.loads((tmp_path / "c.json").read_text()) == cached
+    assert "aplm+v2/bo" in first and "centralised best" in first
+
+
+@pytest.mark.skipif(not (default_data_dir() / "flora_paper_runs" / "picks.csv").is_file(),
+                    reason="the FLoRA paper's runs of ../shared/data are absent")
+def test_flora_suite_scores_the_papers_picks_in_the_same_frame(tmp_path, capsys):
+    from benchmarks import flora_replay
+
+    assert main(["flora", "--datasets", "heart_statlog", "--n-iter", "2", "--folds", "2", "--seeds", "0", "1",
+                 "--split", "stratified", "--local-search", "--competitors", "random", "--paper-picks",
+                 "--n-jobs", "1", "--output", str(tmp_path)]) == 0
+    with open(tmp_path / "flora.csv") as f:
+        rows = list(csv.DictReader(f))
+    picks = flora_replay.paper_picks(default_data_dir(), "hgb", "heart_statlog")
+    paper = [r for r in rows if r["method"].startswith("paper:")]
+    assert [(r["seed"], r["method"]) for r in paper] == [(s, f"paper:{m}") for s in "01" for m in
+                                                         ("sgm", "sgm+u", "aplm", "mplm")]
+    for r in paper:  # the paper's configuration, scored like every other pick
+        assert json.loads(r["best_params"]) == picks[r["method"][6:]][0]
+        assert float(r["regret"]) == pytest.approx((float(r["best"]) - float(r["score"]))
+                                                   / (float(r["best"]) - float(r["baseline"])))
+    assert "minus paper" in capsys.readouterr().out
 
 
 def test_personal_suite_without_pyxab_reports_hct_as_unavailable(monkeypatch, capsys):

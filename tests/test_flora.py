@@ -329,3 +329,18 @@ def test_n_validate_one_is_the_paper_and_more_validates_more():
     assert {"theta": 0.5} in [p for p, v in zip(many.cv_results_["params"], validated) if v]
     assert many.best_score_ == np.nanmax(many.cv_results_["mean_test_score"])
     assert [r for r, pid, _, m in many.transcript_ if pid == 0 and r >= 0].count(1) == 2  # one round
+
+
+@pytest.mark.parametrize("theta, candidate", [(1.5, {"theta": 1.0}), (-2.0, {"theta": 0.0}), ("x", None)])
+def test_validated_default_is_the_nearest_configuration_of_the_space(theta, candidate):
+    # HGB's l2_regularization=0 lies below the paper's log range from 1e-4: a number outside its
+    # bounds is clipped to them, so the estimator's own configuration still gets validated
+    Xs, ys = zip(*(party_data(c, k, seed=i) for i, (c, k) in enumerate(TWO)))
+    many = FLoRASearchCV(Offset(theta=theta), SPACE, n_iter=10, n_validate=5, local_search="random", cv=2,
+                         scoring="neg_mean_squared_error", random_state=0,
+                         regressor=RandomForestRegressor(n_estimators=25)).fit(list(Xs), list(ys))
+    validated = [p for p, m in zip(many.cv_results_["params"], many.cv_results_["mean_test_score"]) if np.isfinite(m)]
+    surfaces = list(dict.fromkeys(repr(p) for p in many.surface_params_.values()))
+    assert len(validated) == len(surfaces) + (candidate is not None)
+    if candidate is not None:
+        assert validated[-1] == pytest.approx(candidate)

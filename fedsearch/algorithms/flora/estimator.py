@@ -29,6 +29,10 @@ from .surfaces import SURFACES, supports_uncertainty
 __all__ = ["FLoRASearchCV"]
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 def _is_api_config(spec) -> bool:
     return isinstance(spec, Mapping) and bool(spec) and all(
         isinstance(s, Mapping) and "type" in s for s in spec.values())
@@ -75,8 +79,8 @@ class FLoRASearchCV(BaseFederatedSearchCV):
     n_validate : int, default=1
         Candidates of the validation round (beyond the paper; with ``validate=True``): the
         arg-min of ``surface``, then the other surfaces' distinct arg-mins, then the
-        estimator's own configuration when it lies in the space, the first ``n_validate`` of
-        them. Every party cross-validates them all in the one validation round, and
+        estimator's own configuration when it lies in the space (numbers outside their bounds
+        clipped to them), the first ``n_validate`` of them. Every party cross-validates them all in the one validation round, and
         ``best_params_`` is the best by federated validated score (``aggregate``). Still one
         upload and one validation round.
 """ + docs.common_params() + """
@@ -191,9 +195,15 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         )
 
     def _default_point(self, space):
-        """The estimator's own configuration on the unit cube, when it lies in the space."""
+        """The estimator's own configuration on the unit cube: itself when it lies in the space,
+        else its nearest configuration when only numbers lie outside their bounds (clipped: HGB's
+        ``l2_regularization=0`` below the paper's log range from 1e-4), else None."""
         params = self.estimator.get_params()
         own = {name: params.get(name) for name in space.param_names}
+        if not space.contains(own) and space.n_subspaces == 1:
+            low, high = space.to_params(np.zeros(space.n_dims)), space.to_params(np.ones(space.n_dims))
+            own = {k: min(max(v, low[k]), high[k]) if _is_number(v) and _is_number(low[k]) else v
+                   for k, v in own.items()}
         return space.to_unit(own) if space.contains(own) else None
 
     def _after_search(self, strategy, federation, space):
