@@ -6,8 +6,7 @@ from dataclasses import field
 
 import numpy as np
 
-from ...messages import EvaluateReply, EvaluateTask, Reply, Task, message
-from ...space import point_key
+from ...messages import EvaluateReply, EvaluateTask, Reply, Task, evaluation_of, message
 
 __all__ = ["FTSStepTask", "FTSStepReply"]
 
@@ -120,12 +119,4 @@ class FTSStepReply(Reply):
 
     def as_evaluation(self, task=None) -> tuple[EvaluateTask, EvaluateReply]:
         """The round's evaluations as if the party had been sent them in an :class:`EvaluateTask`."""
-        keys = [point_key(p) for p in self.points]
-        cached = np.array([k in keys[:i] for i, k in enumerate(keys)], dtype=bool)
-        reply = EvaluateReply(
-            scores=self.scores, n_samples=self.n_samples, test_scores=self.test_scores,
-            std_scores=self.std_scores, train_scores=self.train_scores, fit_time=self.fit_time,
-            score_time=self.score_time, std_fit_time=self.std_fit_time, std_score_time=self.std_score_time,
-            errors=self.errors, cached=cached,
-        )
-        return EvaluateTask(self.points), reply
+        return evaluation_of(self.points, self)
