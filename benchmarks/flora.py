@@ -513,11 +513,13 @@ def _report(args, rows: list[dict], names) -> None:
                       + ("; the paper's values in brackets: its seven datasets (six for SVM), p = 3, "
                          "T = 100" if args.split in ("iid", "stratified") else "") + ")")
     print_table(_paired(args, rows), ["model", "method", "runs", "regret", "minus plain", "minus first local search",
-                                      "minus random", "minus paper"],
+                                      "minus random", "minus paper", "score minus random, points"],
                 title="Over every run (dataset x seed): mean relative regret ± 95 % t-interval, and the mean "
                       "paired difference to the same run's plain pick (same surface), to the first local "
                       "search's (same surface), to federated random search and to the paper's pick (same surface), with "
-                      "the runs it is below in")
+                      "the runs it is below in; and the pooled score's paired difference to federated random search "
+                      "in points of balanced accuracy, with the runs it is above in (a regret divides by a* - b, "
+                      "which can be tiny)")
     write_runs(args, rows)
     for model in args.models:
         plot_boxes(args, f"flora_regret_{model}",
@@ -531,13 +533,20 @@ def _paired(args, rows) -> list[dict]:
     """Per model and method: the regret over every run and its paired differences (see the title)."""
     several, out = len(args.local_search) > 1, []
     for model in args.models:
-        def runs(label):
-            return {(r["dataset"], r["seed"]): r["regret"] for r in rows
+        def runs(label, key="regret"):
+            return {(r["dataset"], r["seed"]): r[key] for r in rows
                     if r["model"] == model and r["status"] == "ok" and _label(r, several) == label}
 
         for label in _methods(args):
             mine = runs(label)
             line = {"model": model, "method": label, "runs": len(mine), "regret": _with_interval(list(mine.values()))}
+            # the pooled score itself, in points: a regret divides by a* - b, which can be tiny
+            scores = {key: 100 * v for key, v in runs(label, "score").items()}
+            if "random" in args.competitors and label != "random":
+                other = {key: 100 * v for key, v in runs("random", "score").items()}
+                diff = [scores[key] - other[key] for key in scores if key in other]
+                if diff:
+                    line["score minus random, points"] = _with_interval(diff) + f" ({sum(d > 0 for d in diff)}/{len(diff)} above)"
             method, _, ls = label.partition("/")
             refs = {"minus plain": method.partition("+v")[0] + (f"/{ls}" if ls else "") if "+v" in method else None,
                     "minus first local search": f"{method}/{args.local_search[0]}"
