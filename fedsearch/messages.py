@@ -38,7 +38,7 @@ import numpy as np
 
 __all__ = [
     "Task", "Reply", "EvaluateTask", "EvaluateReply", "FitTask", "FitReply", "SetupTask", "SetupReply", "ErrorReply",
-    "message", "encode", "decode", "jsonable", "message_size", "TRUSTED_MODULES", "ERROR_KINDS", "public_error", "evaluation_of",
+    "message", "encode", "decode", "jsonable", "message_size", "TRUSTED_MODULES", "ERROR_KINDS", "public_error",
 ]
 
 _REGISTRY: dict[str, type] = {}
@@ -233,20 +233,6 @@ class EvaluateReply(Reply):
     cached: np.ndarray | None = None
     error: str | None = None
     kind: str | None = None
-
-
-def evaluation_of(points: np.ndarray, reply: Reply) -> tuple[EvaluateTask, EvaluateReply]:
-    """The evaluations a reply carries besides its own content (FLoRA's local search, DP-FTS-DE's
-    step), as if the party had been sent ``points`` in an :class:`EvaluateTask`: every field it
-    shares with :class:`EvaluateReply` is copied, and a repeated point counts as answered from
-    the cache."""
-    from .space import point_key  # the space module imports this one
-
-    keys = [point_key(p) for p in points]
-    cached = np.array([k in keys[:i] for i, k in enumerate(keys)], dtype=bool)
-    shared = {f.name: getattr(reply, f.name) for f in dataclasses.fields(EvaluateReply)
-              if f.name not in ("cached", "error", "kind") and hasattr(reply, f.name)}
-    return EvaluateTask(points), EvaluateReply(**shared, cached=cached)
 
 
 @message

@@ -4,7 +4,9 @@ passes scikit-learn's estimator checks."""
 import functools
 
 import numpy as np
+import pytest
 from scipy.stats import loguniform
+from sklearn.datasets import load_diabetes
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -63,3 +65,29 @@ def _estimators():
 @parametrize_with_checks(list(_estimators()), expected_failed_checks=lambda est: SKLEARN_XFAIL)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _two_parties():
+    X, y = load_diabetes(return_X_y=True)
+    return [X[:100], X[100:200]], [y[:100], y[100:200]]  # equal sizes: every aggregate is the mean
+
+
+@pytest.mark.parametrize("estimator", [e for e in _estimators() if isinstance(e.estimator, Ridge)],
+                         ids=lambda est: type(est).__name__)
+def test_split_columns_are_each_partys_folds(estimator):
+    """As in GridSearchCV, ``split<k>_test_score`` holds every fold (party after party, 2 each):
+    a party's folds average to its score on every row it evaluated (whoever chose the
+    configuration: the server, a local search, a Thompson step), and all folds to the
+    federation's score on every row all parties evaluated."""
+    res = estimator.fit(*_two_parties()).cv_results_
+    splits = np.array([res[f"split{k}_test_score"] for k in range(4)])
+    assert "split4_test_score" not in res
+    for p in range(2):
+        party, folds = res[f"party_{p}_test_score"], splits[2 * p:2 * p + 2]
+        evaluated = np.isfinite(party)
+        assert evaluated.any()
+        np.testing.assert_array_equal(np.isfinite(folds), np.broadcast_to(evaluated, folds.shape))
+        np.testing.assert_allclose(folds[:, evaluated].mean(axis=0), party[evaluated])
+    everywhere = np.isfinite(splits).all(axis=0)
+    np.testing.assert_allclose(splits[:, everywhere].mean(axis=0), res["mean_test_score"][everywhere])
+    np.testing.assert_allclose(splits[:, everywhere].std(axis=0), res["std_test_score"][everywhere])

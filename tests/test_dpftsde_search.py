@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import loguniform
 from sklearn.datasets import load_breast_cancer
+from sklearn.exceptions import FitFailedWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -97,12 +98,33 @@ def test_no_score_leaves_a_party_without_share_scores():
     search = _fit(_search(share_scores=False, sampling_rate=0.5))
     to_server = [m for _, _, d, m in search.transcript_ if d == "to_server"]
     replies = [m for m in to_server if isinstance(m, FTSStepReply)]
-    assert replies and all(len(m.scores) == 0 and len(m.points) == 0 and not m.test_scores for m in replies)
+    assert replies and all(m.evaluation is None and len(m.points) == 0 for m in replies)
     assert not any(isinstance(m, EvaluateReply) for m in to_server)  # no validation round
     last = [m for m in replies if m.best_point is not None]
     assert len(last) == 4  # each party's configuration, in its last round only
     assert len(search.cv_results_["params"]) == 1 and np.isnan(search.best_score_)
     assert not hasattr(search, "personal_results_")
+
+
+class _Picky(LogisticRegression):
+    """Cannot be fitted above C = 1: a configuration that fails in every party."""
+
+    def fit(self, X, y, sample_weight=None):
+        if self.C > 1:
+            raise ValueError("C too large")
+        return super().fit(X, y, sample_weight)
+
+
+def test_a_failed_configuration_carries_its_error_kind():
+    search = DPFTSDESearchCV(make_pipeline(StandardScaler(), _Picky(solver="liblinear")),
+                             {"_picky__C": loguniform(1e-3, 1e2)}, n_iter=4, n_init=3, dp=False, cv=2,
+                             final_fit=None, random_state=0)
+    with pytest.warns(FitFailedWarning, match=r"configurations failed in party \d.*\(fit\): ValueError: fitting"):
+        _fit(search)
+    replies = [m for _, _, d, m in search.transcript_ if d == "to_server" and isinstance(m, FTSStepReply)]
+    kinds = [(e is None, k) for m in replies for e, k in zip(m.evaluation.errors, m.evaluation.error_kinds)]
+    assert (False, "fit") in kinds and set(kinds) <= {(True, None), (False, "fit")}
+    assert search.best_params_["_picky__C"] <= 1 and np.isfinite(search.best_score_)
 
 
 @pytest.mark.slow

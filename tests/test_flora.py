@@ -13,7 +13,7 @@ from fedsearch import FLoRASearchCV, SearchSpace
 from fedsearch.federation import InProcessFederation
 from fedsearch.party import Party
 from fedsearch.algorithms.flora import FLoRAStrategy, LocalSearchReply, LocalSearchTask
-from fedsearch.messages import EvaluateTask, decode, encode
+from fedsearch.messages import EvaluateReply, EvaluateTask, decode, encode
 from fedsearch.research.metrics import compare_to_baseline, heterogeneity, relative_regret
 
 SPACE = {"theta": uniform(0, 1)}
@@ -220,12 +220,10 @@ def test_without_validation_the_recommendation_is_predicted_not_measured():
 def test_strategy_tolerates_a_failed_party():
     strategy = FLoRAStrategy(2, n_iter=3, validate=True, random_state=0)
     assert [type(t).__name__ for t in strategy.configure(0).values()] == ["LocalSearchTask"] * 2
-    ok = LocalSearchReply(points=np.array([[0.1], [0.5], [0.9]]), scores=np.array([0.5, 0.9, 0.6]),
-                          losses=np.array([0.5, 0.1, 0.4]), trials=np.arange(3), n_evaluations=3,
-                          n_failed=0, n_samples=10)
-    failed = LocalSearchReply(points=np.zeros((0, 1)), scores=np.zeros(0), losses=np.zeros(0),
-                              trials=np.zeros(0, int), n_evaluations=0, n_failed=0, n_samples=10,
-                              error="boom")
+    ok = _upload([0.1, 0.5, 0.9], [0.5, 0.9, 0.6])
+    failed = LocalSearchReply(points=np.zeros((0, 1)), losses=np.zeros(0), trials=np.zeros(0, int),
+                              n_evaluations=0, n_failed=0, n_samples=10,
+                              evaluation=EvaluateReply(scores=np.zeros(0), n_samples=10), error="boom")
     strategy.aggregate(0, {0: ok, 1: failed})
     assert strategy.failed_parties_ == {1: "boom"}
     assert strategy.surfaces_.parties_ == [0]
@@ -291,13 +289,12 @@ def test_server_workers_do_not_change_the_recommendation():
 
 def _upload(points, scores):
     s = np.asarray(scores, dtype=float)
-    return LocalSearchReply(points=np.asarray(points, dtype=float)[:, None], scores=s, losses=1 - s,
-                            trials=np.arange(len(s)), n_evaluations=len(s), n_failed=0, n_samples=10)
+    return LocalSearchReply(points=np.asarray(points, dtype=float)[:, None], losses=1 - s,
+                            trials=np.arange(len(s)), n_evaluations=len(s), n_failed=0, n_samples=10,
+                            evaluation=EvaluateReply(scores=s, n_samples=10))
 
 
 def test_validated_pick_recommends_the_best_validated_candidate():
-    from fedsearch.messages import EvaluateReply
-
     strategy = FLoRAStrategy(2, n_iter=3, n_validate=6, default_point=np.array([0.05]), random_state=0,
                              regressor=RandomForestRegressor(n_estimators=10))
     strategy.aggregate(0, {0: _upload([.1, .5, .9], [.6, .9, .5]), 1: _upload([.2, .5, .8], [.7, .8, .6])})

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...party import Unit, register_handler
+from ...party.evaluate import evaluation_reply
 from ._features import FourierFeatures, posterior_sample
 from ._local import KernelFit, choose_point, usable_scores
 from .tasks import FTSStepReply, FTSStepTask
@@ -111,29 +112,11 @@ def _reply_step(party, task: FTSStepTask, outputs: list) -> FTSStepReply:
 
     if not task.share_scores:  # only the vector (and, at the end, a configuration) leaves the party
         return FTSStepReply(omega=omega, n_samples=party.n_samples, points=np.empty((0, party.n_dims)),
-                            scores=np.empty(0), best_point=best_point)
-    fill = np.nan if party.error_score == "raise" else float(party.error_score)
-    scores = np.array([s["test"][party.metric] if s["test"] is not None else fill for s in summaries])
-    if not party.reports_metrics:
-        return FTSStepReply(omega=omega, n_samples=party.n_samples, points=points, scores=scores,
                             best_point=best_point)
-    metrics = next((list(s["test"]) for s in summaries if s["test"] is not None), [party.metric])
-
-    def column(part, name):
-        default = fill if part == "test" else np.nan
-        return np.array([s[part][name] if s.get(part) is not None else default for s in summaries])
-
-    return FTSStepReply(
-        omega=omega, n_samples=party.n_samples, points=points, scores=scores, best_point=best_point,
-        test_scores={m: column("test", m) for m in metrics},
-        std_scores={m: column("std", m) for m in metrics},
-        train_scores={m: column("train", m) for m in metrics} if party.return_train_score else {},
-        fit_time=np.array([s.get("fit_time", 0.0) for s in summaries]),
-        score_time=np.array([s.get("score_time", 0.0) for s in summaries]),
-        std_fit_time=np.array([s.get("std_fit_time", 0.0) for s in summaries]),
-        std_score_time=np.array([s.get("std_score_time", 0.0) for s in summaries]),
-        errors=tuple(s["error"] for s in summaries),
-    )
+    # every point was fitted anew this round (the units do not consult the party's cache)
+    evaluation = evaluation_reply(party, summaries, np.zeros(len(points), dtype=bool))
+    return FTSStepReply(omega=omega, n_samples=party.n_samples, points=points, best_point=best_point,
+                        evaluation=evaluation)
 
 
 register_handler(FTSStepTask, _units_step, _reply_step)

@@ -193,7 +193,9 @@ class DPFTSDEStrategy(Strategy):
         if reply.best_point is not None:
             self.best_points_[n] = np.asarray(reply.best_point, dtype=float)
             return
-        scores = np.where(np.isnan(reply.scores), -np.inf, reply.scores)
+        if reply.evaluation is None:  # the party keeps its scores
+            return
+        scores = np.where(np.isnan(reply.evaluation.scores), -np.inf, reply.evaluation.scores)
         if len(scores) and scores.max() > self._best_scores.get(n, -np.inf):
             self._best_scores[n] = float(scores.max())
             self.best_points_[n] = np.asarray(reply.points[int(np.argmax(scores))], dtype=float)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import field
-
 import numpy as np
 
-from ...messages import EvaluateReply, EvaluateTask, Reply, Task, evaluation_of, message
+from ...messages import EvaluateReply, EvaluateTask, Reply, Task, message
 
 __all__ = ["FTSStepTask", "FTSStepReply"]
 
@@ -90,33 +88,27 @@ class FTSStepReply(Reply):
     omega : ndarray of shape (M,)
         The posterior sample ``omega_{n,t}``: the only thing the mechanism uses. The server clips,
         subsamples and noises it; it is never forwarded to another party.
-    best_point : ndarray of shape (n_dims,) or None
-        The party's best configuration so far (in the last round only).
+    n_samples : int
     points : ndarray of shape (k, n_dims)
         The configurations evaluated this round (empty with ``share_scores=False``).
-    scores : ndarray of shape (k,)
-        Their mean CV scores (empty with ``share_scores=False``).
-    n_samples : int
-    test_scores, std_scores, train_scores, fit_time, score_time, std_fit_time, std_score_time, errors
-        As in :class:`~fedsearch.messages.EvaluateReply`, one entry per point.
+    best_point : ndarray of shape (n_dims,) or None
+        The party's best configuration so far (in the last round only).
+    evaluation : EvaluateReply or None
+        With ``share_scores``: the party's result for each of ``points``, as it answers an
+        :class:`~fedsearch.messages.EvaluateTask`; None otherwise (no score leaves the party).
     error : str or None
     """
 
     omega: np.ndarray
     n_samples: int
     points: np.ndarray
-    scores: np.ndarray
     best_point: np.ndarray | None = None
-    test_scores: dict = field(default_factory=dict)
-    std_scores: dict = field(default_factory=dict)
-    train_scores: dict = field(default_factory=dict)
-    fit_time: np.ndarray | None = None
-    score_time: np.ndarray | None = None
-    std_fit_time: np.ndarray | None = None
-    std_score_time: np.ndarray | None = None
-    errors: tuple = ()
+    evaluation: EvaluateReply | None = None
     error: str | None = None
 
-    def as_evaluation(self, task=None) -> tuple[EvaluateTask, EvaluateReply]:
-        """The round's evaluations as if the party had been sent them in an :class:`EvaluateTask`."""
-        return evaluation_of(self.points, self)
+    def as_evaluation(self, task=None):
+        """The round's evaluations as if the party had been sent them in an :class:`EvaluateTask`;
+        ``(None, None)`` when the party kept them (``share_scores=False``)."""
+        if self.evaluation is None:
+            return None, None
+        return EvaluateTask(self.points), self.evaluation

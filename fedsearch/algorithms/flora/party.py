@@ -12,6 +12,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from ...party import Unit, register_handler
 from ...party.data import CrossValidation, fit_and_score_fold, summarise_folds
+from ...party.evaluate import evaluation_reply
 from ...space import point_key
 from .local_search import local_search_factory, local_search_methods
 from .tasks import LocalSearchReply, LocalSearchTask
@@ -102,46 +103,27 @@ def _units_local_search(party, task: LocalSearchTask) -> list[Unit]:
 
 def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSearchReply:
     out: _SearchOutput = outputs[0]
-    fill = np.nan if party.error_score == "raise" else float(party.error_score)
     rows = []
     for u, summary, repeated in out.trials:
         summary = party.checked(u, summary)
         party.remember(u, summary)  # the validation round may reuse it
         rows.append((u, summary, repeated))
     n = len(rows)
-    scores = np.array([r["test"][party.metric] if r["test"] is not None else fill for _, r, _ in rows])
+    # the objective, NaN where a configuration failed whatever its error_score, so that no
+    # surface takes a failure for a good region (nor n_best a failure for a good pair)
+    scores = np.array([r["test"][party.metric] if r["test"] is not None else np.nan for _, r, _ in rows])
     keep = np.arange(n)
     if task.n_best is not None and task.n_best < n:  # T' lowest losses (App. D.7); failures last
         keep = np.sort(np.argsort(np.where(np.isnan(scores), -np.inf, -scores), kind="stable")[:task.n_best])
-    metrics = next((list(r["test"]) for _, r, _ in rows if r["test"] is not None), [party.metric])
-
-    def column(part, name):
-        default = fill if part == "test" else np.nan
-        return np.array([rows[i][1][part][name] if rows[i][1][part] is not None else default for i in keep])
-
-    def timing(key):  # a repeated configuration was not refitted
-        return np.array([0.0 if rows[i][2] else rows[i][1].get(key, 0.0) for i in keep])
-
-    detailed = party.reports_metrics
+    evaluation = evaluation_reply(party, [rows[i][1] for i in keep], np.array([rows[i][2] for i in keep], dtype=bool))
     return LocalSearchReply(
         points=np.array([rows[i][0] for i in keep]).reshape(len(keep), party.n_dims),
-        scores=scores[keep],
-        # the paper's loss: 1 - balanced accuracy (App. D.9); NaN for a failed configuration
-        # whatever its error_score, so that no surface takes a failure for a good region
-        losses=np.where([rows[i][1]["test"] is None for i in keep], np.nan, 1.0 - scores[keep]),
+        losses=1.0 - evaluation.scores,  # the paper's loss: 1 - balanced accuracy (App. D.9)
         trials=keep.astype(int),
         n_evaluations=n,
         n_failed=int(sum(r["error"] is not None for _, r, _ in rows)),
         n_samples=party.n_samples,
-        test_scores={m: column("test", m) for m in metrics},
-        std_scores={m: column("std", m) for m in metrics} if detailed else {},
-        train_scores={m: column("train", m) for m in metrics} if detailed and party.return_train_score else {},
-        fit_time=timing("fit_time") if detailed else None,
-        score_time=timing("score_time") if detailed else None,
-        std_fit_time=timing("std_fit_time") if detailed else None,
-        std_score_time=timing("std_score_time") if detailed else None,
-        errors=tuple(rows[i][1]["error"] for i in keep),
-        error_kinds=tuple(rows[i][1].get("kind") for i in keep),
+        evaluation=evaluation,
         error=None if out.error is None else party.record_error(out.error, "local_search"),
         kind=None if out.error is None else "local_search",
     )

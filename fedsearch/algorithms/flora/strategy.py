@@ -114,8 +114,9 @@ class FLoRAStrategy(Strategy):
     [('LocalSearchTask', 3), ('LocalSearchTask', 3)]
     >>> def upload(points, scores):  # what a party's LocalSearchReply carries
     ...     s = np.array(scores)
-    ...     return LocalSearchReply(points=np.array(points)[:, None], scores=s, losses=1 - s,
-    ...                             trials=np.arange(3), n_evaluations=3, n_failed=0, n_samples=10)
+    ...     return LocalSearchReply(points=np.array(points)[:, None], losses=1 - s, trials=np.arange(3),
+    ...                             n_evaluations=3, n_failed=0, n_samples=10,
+    ...                             evaluation=EvaluateReply(scores=s, n_samples=10))
     >>> strategy.aggregate(0, {0: upload([.1, .5, .9], [.6, .9, .5]),
     ...                        1: upload([.2, .5, .8], [.7, .8, .6])})
     >>> strategy.configure(1) is None   # no validation round asked: done
@@ -219,7 +220,7 @@ def _reason(reply) -> str:
     configuration's, else the scores it uploaded."""
     if reply.error is not None:
         return reply.error
-    first = next((e for e in reply.errors if e is not None), None)
+    first = next((e for e in reply.evaluation.errors if e is not None), None)
     if first is not None:
         return f"every configuration failed, the first with {first}"
     return f"no configuration uploaded a finite score ({len(reply.losses)} uploaded)"

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import field
-
 import numpy as np
 
-from ...messages import EvaluateReply, EvaluateTask, Reply, Task, evaluation_of, message
+from ...messages import EvaluateReply, EvaluateTask, Reply, Task, message
 
 __all__ = ["LocalSearchTask", "LocalSearchReply"]
 
@@ -45,11 +43,9 @@ class LocalSearchReply(Reply):
     ----------
     points : ndarray of shape (n_pairs, n_dims)
         The configurations tried (canonical points of the unit cube), in the order tried.
-    scores : ndarray of shape (n_pairs,)
-        The party's mean CV score of each (the objective, higher is better); ``error_score``
-        (NaN by default) where the configuration failed.
     losses : ndarray of shape (n_pairs,)
-        ``1 - scores``, the loss of the paper (App. D.9).
+        ``1 - score``, the loss of the paper (App. D.9); NaN where the configuration failed,
+        whatever ``error_score``.
     trials : ndarray of int of shape (n_pairs,)
         The position of each pair in the local search (0 .. n_iter - 1).
     n_evaluations : int
@@ -58,8 +54,10 @@ class LocalSearchReply(Reply):
         How many of them failed, uploaded or not.
     n_samples : int
         The party's number of samples.
-    test_scores, std_scores, train_scores, fit_time, score_time, std_fit_time, std_score_time, errors, error_kinds
-        As in :class:`~fedsearch.messages.EvaluateReply`, one entry per pair.
+    evaluation : EvaluateReply
+        The party's result for each pair, in order, as it answers an
+        :class:`~fedsearch.messages.EvaluateTask` (a configuration proposed again is marked
+        ``cached``: it was not refitted).
     error : str or None
         Set when the search itself failed (the pairs tried until then are still uploaded).
     kind : str or None
@@ -67,25 +65,21 @@ class LocalSearchReply(Reply):
     """
 
     points: np.ndarray
-    scores: np.ndarray
     losses: np.ndarray
     trials: np.ndarray
     n_evaluations: int
     n_failed: int
     n_samples: int
-    test_scores: dict = field(default_factory=dict)
-    std_scores: dict = field(default_factory=dict)
-    train_scores: dict = field(default_factory=dict)
-    fit_time: np.ndarray | None = None
-    score_time: np.ndarray | None = None
-    std_fit_time: np.ndarray | None = None
-    std_score_time: np.ndarray | None = None
-    errors: tuple = ()
-    error_kinds: tuple = ()
+    evaluation: EvaluateReply
     error: str | None = None
     kind: str | None = None
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The objective of each pair (higher is better; NaN where it failed)."""
+        return self.evaluation.scores
 
     def as_evaluation(self, task=None) -> tuple[EvaluateTask, EvaluateReply]:
         """The pairs as if the party had been sent them in an :class:`EvaluateTask` (``task``,
         the local search asked for, adds nothing)."""
-        return evaluation_of(self.points, self)
+        return EvaluateTask(self.points), self.evaluation
