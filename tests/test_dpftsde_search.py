@@ -106,6 +106,35 @@ def test_no_score_leaves_a_party_without_share_scores():
     assert not hasattr(search, "personal_results_")
 
 
+
+class _NeedsRows(LogisticRegression):
+    """Fails to fit on fewer than 30 rows."""
+
+    def fit(self, X, y, sample_weight=None):
+        if len(X) < 30:
+            raise ValueError("too few rows")
+        return super().fit(X, y, sample_weight)
+
+
+def test_a_party_whose_every_evaluation_failed_sends_no_best_point():
+    """Without shared scores, a failed configuration must not come back as the party's best."""
+    Xs, ys = _data()
+    Xs[3], ys[3] = Xs[3][:40], ys[3][:40]  # 20 rows per fold: _NeedsRows fails on party 3 at any C
+    search = DPFTSDESearchCV(make_pipeline(StandardScaler(), _NeedsRows(solver="liblinear")),
+                             {"_needsrows__C": loguniform(1e-3, 1e2)}, n_iter=6, n_init=3, cv=2, dp=False,
+                             share_scores=False, final_fit=None, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(Xs, ys)
+    last = {}
+    for _, party, direction, m in search.transcript_:
+        if direction == "to_server" and isinstance(m, FTSStepReply) and m.best_point is not None:
+            last[party] = m.best_point
+    assert sorted(last) == sorted(search.best_params_per_party_)[:3]  # not party 3's failed configuration
+    assert 3 not in search.strategy_.best_points_
+    assert search.best_params_per_party_[3] == search.best_params_
+
+
 class _Picky(LogisticRegression):
     """Cannot be fitted above C = 1: a configuration that fails in every party."""
 

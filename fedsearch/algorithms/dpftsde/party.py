@@ -108,7 +108,9 @@ def _reply_step(party, task: FTSStepTask, outputs: list) -> FTSStepReply:
     X, y = np.array(history.points), usable_scores(history.scores)
     features = FourierFeatures(np.asarray(task.frequencies, dtype=float), np.asarray(task.offsets, dtype=float))
     omega = posterior_sample(features(X), y, float(task.obs_noise), _rng(task, 1))
-    best_point = X[int(np.argmax(y))] if task.last else None
+    # a party whose every evaluation failed has no best configuration to send (not a failed one)
+    has_best = task.last and np.isfinite(np.asarray(history.scores, dtype=float)).any()
+    best_point = X[int(np.argmax(y))] if has_best else None
 
     if not task.share_scores:  # only the vector (and, at the end, a configuration) leaves the party
         return FTSStepReply(omega=omega, n_samples=party.n_samples, points=np.empty((0, party.n_dims)),

@@ -96,7 +96,8 @@ class DPFTSDEStrategy(Strategy):
         (server-side diagnostics; never broadcast).
     best_points_ : dict
         ``{party: point}``, each party's best configuration (from its last reply, or from the
-        points and scores it shared).
+        points and scores it shared); a party none of whose evaluations succeeded has none, and
+        ``recommend(party)`` gives it the federation's.
     failures_ : dict
         ``{round: {party: error}}``.
     """
