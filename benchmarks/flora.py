@@ -123,8 +123,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--raw-features", action="store_true",
                         help="give SVC and MLP the raw features (default: a MinMaxScaler in "
                              "front, as the paper scaled them, fitted inside every fit on the party's own rows)")
-    parser.add_argument("--local-search", nargs="*", default=["bo"],
-                        help="the parties' local optimiser(s) (default bo); several run on the same "
+    parser.add_argument("--local-search", nargs="*", default=["random"],
+                        help="the parties' local optimiser(s) (default random, FLoRASearchCV's); several run on the same "
                              "parties and seeds, sharing the pooled scores and the competitors; the bare "
                              "option runs no FLoRA")
     parser.add_argument("--paper-picks", action="store_true",

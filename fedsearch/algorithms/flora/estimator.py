@@ -61,10 +61,14 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         plus ``alpha`` times its uncertainty (SGM+U).
     n_iter : int, default=100
         ``T``: configurations each party cross-validates in its local search.
-    local_search : str, default="bo"
-        The parties' local optimiser: ``"bo"`` (Gaussian-process Bayesian optimisation),
-        ``"tpe"`` (hyperopt's TPE, the paper's; optional extra ``tpe``), ``"random"``, or a name registered with
-        :func:`fedsearch.algorithms.flora.local_search.register_local_search`.
+    local_search : str, default="random"
+        The parties' local optimiser: ``"random"`` (uniform draws from the space's
+        distributions), ``"tpe"`` (hyperopt's TPE, the paper's; optional extra ``tpe``),
+        ``"bo"`` (Gaussian-process Bayesian optimisation), or a name registered with
+        :func:`fedsearch.algorithms.flora.local_search.register_local_search`. The default is
+        the one whose pairs gave the surfaces the lowest regret at the paper's budget in the
+        flora benchmark's low-noise protocol (``docs/benchmarks.md``, issue 16): exploratory
+        searches serve the surfaces better than a concentrating GP-EI.
     n_best : int or None, default=None
         ``T'`` (App. D.7): each party uploads only its ``n_best`` lowest-loss pairs.
     regressor : regressor or None, default=None
@@ -146,7 +150,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
     }
 
     def __init__(self, estimator, param_distributions, *, surface="aplm", n_iter=100,
-                 local_search="bo", n_best=None, regressor=None, alpha=1.0, validate=True, n_validate=1,
+                 local_search="random", n_best=None, regressor=None, alpha=1.0, validate=True, n_validate=1,
                  scoring=None, n_jobs=None, refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs",
                  error_score=np.nan, return_train_score=False, random_state=None,
                  aggregate="weighted", final_fit="pooled", checkpoint=None):

@@ -63,7 +63,7 @@ class FLoRAStrategy(Strategy):
         Snaps recommendations to valid configurations (None: plain unit cube).
     n_iter : int, default=100
         ``T``, the local budget of every party.
-    local_search : str, default="bo"
+    local_search : str, default="random"
         The parties' local optimiser (see :mod:`fedsearch.algorithms.flora.local_search`).
     n_best : int or None, default=None
         ``T'``: each party uploads only its ``n_best`` lowest-loss pairs.
@@ -125,7 +125,7 @@ class FLoRAStrategy(Strategy):
     True
     """
 
-    def __init__(self, n_parties, space=None, *, n_iter=100, local_search="bo", n_best=None,
+    def __init__(self, n_parties, space=None, *, n_iter=100, local_search="random", n_best=None,
                  surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None,
                  n_validate=1, aggregate="weighted", default_point=None):
         if surface not in SURFACES:

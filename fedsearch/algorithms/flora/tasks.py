@@ -17,7 +17,7 @@ class LocalSearchTask(Task):
     ----------
     n_iter : int
         ``T``: how many configurations the party cross-validates.
-    method : str, default="bo"
+    method : str, default="random"
         The party's local optimiser, by name (:func:`fedsearch.algorithms.flora.local_search.make_local_search`).
     seed : int or None, default=None
         Seed of the local optimiser.
@@ -26,7 +26,7 @@ class LocalSearchTask(Task):
     """
 
     n_iter: int
-    method: str = "bo"
+    method: str = "random"
     seed: int | None = None
     n_best: int | None = None
 
