@@ -66,9 +66,10 @@ class FLoRASearchCV(BaseFederatedSearchCV):
         distributions), ``"tpe"`` (hyperopt's TPE, the paper's; optional extra ``tpe``),
         ``"bo"`` (Gaussian-process Bayesian optimisation), or a name registered with
         :func:`fedsearch.algorithms.flora.local_search.register_local_search`. The default is
-        the one whose pairs gave the surfaces the lowest regret at the paper's budget in the
-        flora benchmark's low-noise protocol (``docs/benchmarks.md``, issue 16): exploratory
-        searches serve the surfaces better than a concentrating GP-EI.
+        the search whose pairs gave SGM, SGM+U and MPLM the lowest regret at the paper's budget
+        in the flora benchmark's low-noise protocol, and APLM the same as ``"bo"`` (19 runs,
+        ``docs/benchmarks.md``, issue 16); with the ``tpe`` extra, ``"tpe"`` gave APLM a lower
+        regret still.
     n_best : int or None, default=None
         ``T'`` (App. D.7): each party uploads only its ``n_best`` lowest-loss pairs.
     regressor : regressor or None, default=None
