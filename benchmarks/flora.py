@@ -44,7 +44,7 @@ from fedsearch import (
     FederatedGridSearchCV, FederatedRandomizedSearchCV, FedPNESearchCV, FLoRASearchCV, LevelOrderSearchCV,
     PFPNESearchCV, presets,
 )
-from fedsearch.algorithms.flora.local_search import make_local_search
+from fedsearch.algorithms.flora.local_search import DEFAULT_LOCAL_SEARCH, make_local_search
 from fedsearch.algorithms.flora.surfaces import SURFACES
 from fedsearch.datasets import SPLITTERS, assign_parties, load_benchmark
 from fedsearch.research.metrics import compare_to_baseline, relative_regret
@@ -123,8 +123,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--raw-features", action="store_true",
                         help="give SVC and MLP the raw features (default: a MinMaxScaler in "
                              "front, as the paper scaled them, fitted inside every fit on the party's own rows)")
-    parser.add_argument("--local-search", nargs="*", default=["random"],
-                        help="the parties' local optimiser(s) (default random, FLoRASearchCV's); several run on the same "
+    parser.add_argument("--local-search", nargs="*", default=[DEFAULT_LOCAL_SEARCH],
+                        help=f"the parties' local optimiser(s) (default {DEFAULT_LOCAL_SEARCH}, FLoRASearchCV's); several run on the same "
                              "parties and seeds, sharing the pooled scores and the competitors; the bare "
                              "option runs no FLoRA")
     parser.add_argument("--paper-picks", action="store_true",

@@ -162,6 +162,16 @@ def test_fitted_attributes():
     assert np.sum(np.isfinite(party0)) == 11  # its 10 pairs + the validation
 
 
+def test_default_local_search_is_random_search_on_the_wire():
+    """The default chosen by issue 16's benchmark reaches the parties' tasks."""
+    Xs, ys = zip(*(party_data(c, k, seed=i) for i, (c, k) in enumerate(TWO)))
+    s = FLoRASearchCV(Offset(), SPACE, n_iter=4, cv=2, scoring="neg_mean_squared_error", random_state=0,
+                      regressor=RandomForestRegressor(n_estimators=5)).fit(list(Xs), list(ys))
+    assert s.get_params()["local_search"] == "random"
+    methods = {m.method for _, _, d, m in s.transcript_ if d == "to_party" and isinstance(m, LocalSearchTask)}
+    assert methods == {"random"}
+
+
 def test_same_seed_same_search():
     a, b = search(local_search="bo", n_iter=11), search(local_search="bo", n_iter=11)  # GP at step 11
     assert a.best_params_ == b.best_params_ and a.surface_params_ == b.surface_params_

@@ -22,7 +22,7 @@ import numpy as np
 from ... import _validation as v
 from ...searchcv import BaseFederatedSearchCV, docs
 from ...space import SearchSpace
-from .local_search import local_search_methods
+from .local_search import DEFAULT_LOCAL_SEARCH, local_search_methods
 from .strategy import FLoRAStrategy
 from .surfaces import SURFACES, supports_uncertainty
 
@@ -151,7 +151,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
     }
 
     def __init__(self, estimator, param_distributions, *, surface="aplm", n_iter=100,
-                 local_search="random", n_best=None, regressor=None, alpha=1.0, validate=True, n_validate=1,
+                 local_search=DEFAULT_LOCAL_SEARCH, n_best=None, regressor=None, alpha=1.0, validate=True, n_validate=1,
                  scoring=None, n_jobs=None, refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs",
                  error_score=np.nan, return_train_score=False, random_state=None,
                  aggregate="weighted", final_fit="pooled", checkpoint=None):

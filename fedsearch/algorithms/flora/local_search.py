@@ -29,7 +29,7 @@ from ...space import SearchSpace, point_key
 
 __all__ = [
     "LocalSearcher", "RandomLocalSearch", "BayesianLocalSearch", "TPELocalSearch", "make_local_search",
-    "register_local_search", "local_search_methods",
+    "register_local_search", "local_search_methods", "DEFAULT_LOCAL_SEARCH",
 ]
 
 
@@ -291,6 +291,10 @@ class TPELocalSearch:
 
 
 _METHODS: dict[str, Callable] = {"random": RandomLocalSearch, "bo": BayesianLocalSearch, "tpe": TPELocalSearch}
+
+#: FLoRA's default local search (estimator, strategy, task, benchmark): the flora benchmark's
+#: low-noise protocol chose it at the paper's budget (issue 16, ``docs/benchmarks.md``).
+DEFAULT_LOCAL_SEARCH = "random"
 
 
 def register_local_search(name: str, factory: Callable) -> None:

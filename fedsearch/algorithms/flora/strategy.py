@@ -9,6 +9,7 @@ from ...messages import EvaluateReply, EvaluateTask
 from ...space import point_key
 from ...strategy import Strategy, register_strategy
 from ..candidates.strategy import aggregate_scores
+from .local_search import DEFAULT_LOCAL_SEARCH
 from .surfaces import SURFACES, LossSurfaces
 from .tasks import LocalSearchReply, LocalSearchTask
 
@@ -125,7 +126,7 @@ class FLoRAStrategy(Strategy):
     True
     """
 
-    def __init__(self, n_parties, space=None, *, n_iter=100, local_search="random", n_best=None,
+    def __init__(self, n_parties, space=None, *, n_iter=100, local_search=DEFAULT_LOCAL_SEARCH, n_best=None,
                  surface="aplm", regressor=None, alpha=1.0, validate=True, random_state=None,
                  n_validate=1, aggregate="weighted", default_point=None):
         if surface not in SURFACES:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...messages import EvaluateReply, EvaluateTask, Reply, Task, message
+from .local_search import DEFAULT_LOCAL_SEARCH
 
 __all__ = ["LocalSearchTask", "LocalSearchReply"]
 
@@ -26,7 +27,7 @@ class LocalSearchTask(Task):
     """
 
     n_iter: int
-    method: str = "random"
+    method: str = DEFAULT_LOCAL_SEARCH
     seed: int | None = None
     n_best: int | None = None
 
