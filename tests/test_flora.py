@@ -13,6 +13,7 @@ from fedsearch import FLoRASearchCV, SearchSpace
 from fedsearch.federation import InProcessFederation
 from fedsearch.party import Party
 from fedsearch.algorithms.flora import FLoRAStrategy, LocalSearchReply, LocalSearchTask
+from fedsearch.algorithms.flora.local_search import RandomLocalSearch, register_local_search
 from fedsearch.messages import EvaluateReply, EvaluateTask, decode, encode
 from fedsearch.research.metrics import compare_to_baseline, heterogeneity, relative_regret
 
@@ -271,6 +272,34 @@ def test_local_search_fits_are_reused_by_a_later_evaluation_of_the_same_point():
     again = party.reply(evaluate, [])
     assert again.cached.all()
     assert again.scores[0] == pytest.approx(reply.scores[0])
+
+
+class _RandomAsOneUnit(RandomLocalSearch):
+    """Random search run as an adaptive searcher is: one unit, ask / evaluate / tell in turn."""
+
+    adaptive = True
+
+
+def test_random_search_drawn_at_once_replies_as_the_one_unit_search():
+    """A non-adaptive search's trials become (trial, fold) units; the reply is the same as when
+    the party asks, evaluates and tells in turn: points, losses, repeats, failures, n_best."""
+    register_local_search("random-as-one-unit", _RandomAsOneUnit)
+    space = SearchSpace({"theta": [0.1, 0.5, 0.9]})  # 3 configurations: 8 trials repeat some
+    replies, n_units = {}, {}
+    for method in ("random", "random-as-one-unit"):
+        party = Party(0, *party_data(0.2, 1.0), estimator=Offset(fail_above=0.6), space=space, cv=2,
+                      scoring="neg_mean_squared_error")
+        task = LocalSearchTask(8, method=method, seed=3, n_best=6)
+        units = party.units(task)
+        n_units[method] = len(units)
+        replies[method] = party.reply(task, [unit.func(*unit.args) for unit in units])
+    drawn, one = replies["random"], replies["random-as-one-unit"]
+    assert n_units == {"random": 3 * 2, "random-as-one-unit": 1}  # distinct configurations x folds
+    assert drawn.n_evaluations == 8 and drawn.n_failed > 0 and drawn.evaluation.cached.any()
+    for key in ("points", "losses", "trials", "n_evaluations", "n_failed"):
+        np.testing.assert_array_equal(getattr(drawn, key), getattr(one, key))
+    for key in ("scores", "cached", "errors", "error_kinds"):
+        np.testing.assert_array_equal(getattr(drawn.evaluation, key), getattr(one.evaluation, key))
 
 
 def test_parallel_search_gives_the_sequential_results_with_folds_in_threads(monkeypatch):

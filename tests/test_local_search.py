@@ -122,3 +122,11 @@ def test_tpe_without_hyperopt_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"The local search 'tpe' needs the optional package 'hyperopt': "
                                           r"pip install 'fedsearch\[tpe\]'"):
         make_local_search("tpe", SPACE2, seed=0)
+
+
+def test_random_search_draws_in_blocks_the_points_it_would_draw_one_by_one():
+    from scipy.stats import loguniform, randint
+    space = SearchSpace([{"C": loguniform(1e-2, 1e2), "k": randint(1, 20)}, {"m": ["a", "b", "c"]}])
+    searcher, rng = RandomLocalSearch(space, seed=4), np.random.default_rng(4)
+    for _ in range(RandomLocalSearch.block + 5):  # across a block's end
+        np.testing.assert_array_equal(searcher.ask(), space.canonical(rng.random(space.n_dims)))

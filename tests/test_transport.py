@@ -114,6 +114,8 @@ def test_the_in_process_federation_is_one_exchange_method():
 class _Centre(RandomLocalSearch):
     """A local search registered by the user: always the centre of the cube."""
 
+    adaptive = True  # run as one unit of work: the searcher's factory travels to the worker
+
     def ask(self):
         return self.space.canonical([0.5] * self.space.n_dims)
 

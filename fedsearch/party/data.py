@@ -185,8 +185,7 @@ class Party(BaseParty):
     # ------------------------------------------------------------------ LocalObjective
     def evaluation_units(self, points) -> list[Unit]:
         units = []
-        for point in points:
-            params = self.space.to_params(point)
+        for params in self.space.to_params_many(np.asarray(points, dtype=float).reshape(len(points), self.n_dims)):
             for train, test in self.folds:
                 units.append(Unit(fit_and_score_fold, (
                     self.estimator, self.X, self.y, train, test, params, self.scoring,

@@ -9,7 +9,7 @@ from scipy.stats import rankdata
 
 from ..algorithms.candidates.strategy import aggregate_scores
 from ..messages import EvaluateReply
-from ..space import SearchSpace
+from ..space import SearchSpace, point_key
 
 __all__ = ["ResultsTable"]
 
@@ -41,16 +41,22 @@ class ResultsTable:
         row = self.row_of(point)
         return row is not None and all((row, p) in self._cells for p in range(len(self.party_ids)))
 
-    def _row(self, point) -> int:
-        k = self.space.key(point)
-        if k not in self._rows:
-            self._rows[k] = len(self._points)
-            self._points.append(self.space.canonical(point))
-        return self._rows[k]
+    def _rows_for(self, points) -> list[int]:
+        """The row of each of ``points``, a new one for a configuration not seen yet (the points
+        snapped together: :meth:`SearchSpace.key` of each, vectorised)."""
+        canonical = self.space.canonical(np.asarray(points, dtype=float).reshape(len(points), self.space.n_dims))
+        rows = []
+        for c in canonical:
+            k = point_key(c)
+            if k not in self._rows:
+                self._rows[k] = len(self._points)
+                self._points.append(c)
+            rows.append(self._rows[k])
+        return rows
 
     def add_unevaluated(self, point) -> int:
         """A row for a configuration no party evaluated (a recommendation taken on trust)."""
-        return self._row(point)
+        return self._rows_for([point])[0]
 
     def add(self, tasks: dict, replies: dict) -> None:
         """Take one round's evaluations. A reply that is not an evaluation (a local search's
@@ -62,8 +68,8 @@ class ResultsTable:
                 task, reply = reply.as_evaluation(task)
             if not isinstance(reply, EvaluateReply):
                 continue
-            for i, point in enumerate(task.points):
-                cell = self._cells.setdefault((self._row(point), p), {
+            for i, row in enumerate(self._rows_for(task.points)):
+                cell = self._cells.setdefault((row, p), {
                     "test": {}, "train": {}, "splits": {}, "train_splits": {}, "fit_time": [],
                     "score_time": [], "error": None, "kind": None})
                 if reply.error is not None or (reply.errors and reply.errors[i] is not None):
@@ -168,7 +174,7 @@ class ResultsTable:
     def results(self, aggregate: str) -> dict:
         """``cv_results_`` in scikit-learn's layout, plus per-party columns."""
         n = self.n_rows
-        params = [self.space.to_params(u) for u in self._points]
+        params = self.space.to_params_many(np.array(self._points).reshape(n, self.space.n_dims))
         res: dict = {}
         for name in ("fit_time", "score_time"):
             res[f"mean_{name}"], res[f"std_{name}"], res[f"std_across_parties_{name}"] = self._times(name)

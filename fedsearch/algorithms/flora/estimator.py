@@ -222,7 +222,7 @@ class FLoRASearchCV(BaseFederatedSearchCV):
             "heterogeneity_": strategy.heterogeneity_,
             "local_results_": {
                 party_ids[p]: {
-                    "params": [space.to_params(u) for u in r.points], "points": r.points,
+                    "params": space.to_params_many(r.points), "points": r.points,
                     "scores": r.scores, "losses": r.losses, "trials": r.trials,
                     "n_evaluations": r.n_evaluations, "n_failed": r.n_failed, "error": r.error,
                 }

@@ -34,7 +34,14 @@ __all__ = [
 
 
 class LocalSearcher(Protocol):
-    """The interface of a party's local optimiser (maximises the score)."""
+    """The interface of a party's local optimiser (maximises the score).
+
+    A searcher class may declare ``adaptive = False`` when what it asks never depends on what it
+    was told (random search). A data party then draws all its trials at once and evaluates them
+    as independent units of work, one per fold, as a grid search's: a round of such searches
+    keeps every worker busy whatever the number of parties. Absent, a searcher is adaptive and a
+    party runs its ask / evaluate / tell loop as one unit.
+    """
 
     def ask(self) -> np.ndarray:
         """The next point of the unit cube to evaluate."""
@@ -45,6 +52,9 @@ class LocalSearcher(Protocol):
 
 class RandomLocalSearch:
     """Uniform random points of the unit cube (the user's prior through the space's quantiles).
+
+    Points are drawn and snapped to configurations ``block`` at a time (one vectorised
+    :meth:`SearchSpace.canonical` call); the sequence is the one of drawing them one by one.
 
     Parameters
     ----------
@@ -62,12 +72,18 @@ class RandomLocalSearch:
     (1,)
     """
 
+    adaptive = False  # what it asks does not depend on the scores
+    block = 128
+
     def __init__(self, space: SearchSpace, seed=None):
         self.space = space
         self.rng = np.random.default_rng(seed)
+        self._drawn: list[np.ndarray] = []
 
     def ask(self) -> np.ndarray:
-        return self.space.canonical(self.rng.random(self.space.n_dims))
+        if not self._drawn:  # rows of one (block, d) draw are the next block draws of d numbers
+            self._drawn = list(self.space.canonical(self.rng.random((self.block, self.space.n_dims)))[::-1])
+        return self._drawn.pop()
 
     def tell(self, point, score: float) -> None:
         """Random search ignores the scores."""

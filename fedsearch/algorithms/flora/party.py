@@ -87,6 +87,31 @@ def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, se
     return _SearchOutput(trials)
 
 
+def _drawn_trials(party, task: LocalSearchTask) -> list | None:
+    """Every trial of a search that does not adapt to the scores (its searcher's ``adaptive =
+    False``), asked in order, when the party's evaluations are deterministic; else None (the
+    search runs as one unit). Cheap, so the reply draws them again instead of keeping state."""
+    factory = local_search_factory(task.method)
+    if not party.deterministic or getattr(factory, "adaptive", True):
+        return None
+    searcher = factory(party.space, task.seed)
+    asked = np.array([searcher.ask() for _ in range(int(task.n_iter))]).reshape(int(task.n_iter), party.n_dims)
+    return list(party.space.canonical(asked))
+
+
+def _distinct(trials: list) -> tuple[list, list]:
+    """The distinct points of ``trials`` in order of first appearance, and each trial's index
+    among them."""
+    position, distinct, index = {}, [], []
+    for u in trials:
+        key = point_key(u)
+        if key not in position:
+            position[key] = len(distinct)
+            distinct.append(u)
+        index.append(position[key])
+    return distinct, index
+
+
 def _units_local_search(party, task: LocalSearchTask) -> list[Unit]:
     if not isinstance(task.n_iter, numbers.Integral) or task.n_iter < 1:
         raise ValueError(f"Party {party.party_id!r} got n_iter={task.n_iter!r}; it must be a positive int.")
@@ -95,14 +120,33 @@ def _units_local_search(party, task: LocalSearchTask) -> list[Unit]:
     if task.method not in local_search_methods():
         raise ValueError(f"Party {party.party_id!r} does not know the local search {task.method!r}; "
                          f"it knows {local_search_methods()}.")
+    drawn = _drawn_trials(party, task)
+    if drawn is not None:  # every (trial, fold) is its own unit, as in a grid search
+        distinct, _ = _distinct(drawn)
+        return party.evaluation_units(np.array(distinct).reshape(len(distinct), party.n_dims))
     return [Unit(run_local_search, (
         party.evaluator(task.seed), party.space, party.metric, party.error_score == "raise",
         local_search_factory(task.method), int(task.n_iter), task.seed,
     ), task_name="local search", subtasks=int(task.n_iter))]
 
 
+def _search_output(party, task: LocalSearchTask, outputs: list) -> _SearchOutput:
+    """The trials of the search, from its one unit's output or from the drawn trials' fits (the
+    same summaries: a repeated configuration reuses its first evaluation in both)."""
+    drawn = _drawn_trials(party, task)
+    if drawn is None:
+        return outputs[0]
+    distinct, index = _distinct(drawn)
+    summaries = party.summarise(np.array(distinct).reshape(len(distinct), party.n_dims), outputs)
+    trials, seen = [], set()
+    for u, i in zip(drawn, index):
+        trials.append((u, summaries[i], i in seen))
+        seen.add(i)
+    return _SearchOutput(trials)
+
+
 def _reply_local_search(party, task: LocalSearchTask, outputs: list) -> LocalSearchReply:
-    out: _SearchOutput = outputs[0]
+    out = _search_output(party, task, outputs)
     rows = []
     for u, summary, repeated in out.trials:
         summary = party.checked(u, summary)
