@@ -75,25 +75,23 @@ def test_callbacks_see_rounds_parties_and_every_fit(cancer, tmp_path, n_jobs):
     assert begins[0] == ("fit",) and len(begins) == len(ends)
 
 
-def test_flora_reports_an_adaptive_local_search_trial_by_trial(cancer, tmp_path):
+def _flora_ends(cancer, tmp_path, local_search) -> list[tuple]:
     Xs, ys = _parties(cancer)
     log = tmp_path / "events.jsonl"
     search = FLoRASearchCV(LogisticRegression(), {"C": loguniform(1e-2, 1e2)}, n_iter=4, cv=2,
-                           local_search="bo", random_state=0, refit=False)
+                           local_search=local_search, random_state=0, refit=False)
     search.set_callbacks(Recorder(log)).fit(Xs, ys)
-    ends = [tuple(p) for kind, p in _events(log) if kind == "end"]
-    trials = [p for p in ends if p[-1] == "trial"]
+    return [tuple(p) for kind, p in _events(log) if kind == "end"]
+
+
+def test_flora_reports_an_adaptive_local_search_trial_by_trial(cancer, tmp_path):
+    trials = [p for p in _flora_ends(cancer, tmp_path, "bo") if p[-1] == "trial"]
     assert len(trials) == 3 * 4 and all(p[-2] == "local search" for p in trials)
 
 
 def test_flora_reports_a_random_local_search_fit_by_fit(cancer, tmp_path):
     """Random search draws its trials at once: every (trial, fold) is a unit of work, reported."""
-    Xs, ys = _parties(cancer)
-    log = tmp_path / "events.jsonl"
-    search = FLoRASearchCV(LogisticRegression(), {"C": loguniform(1e-2, 1e2)}, n_iter=4, cv=2,
-                           local_search="random", random_state=0, refit=False)
-    search.set_callbacks(Recorder(log)).fit(Xs, ys)
-    ends = [tuple(p) for kind, p in _events(log) if kind == "end"]
+    ends = _flora_ends(cancer, tmp_path, "random")
     local_round = [p for p in ends[:ends.index(("fit", "round"))] if len(p) > 3]  # the leaves of round 0
     assert sorted(local_round) == sorted(("fit", "round", f"party {i}", "fit") for i in range(3) for _ in range(4 * 2))
 
