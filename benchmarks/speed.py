@@ -11,10 +11,12 @@ orchestration's overhead whatever load other processes put on the fits.
 
 Part 2. For every search of the library that has landed, at an equal per-party budget (the grid's
 size): its wall time against ``work_sum``, the workers' seconds over every unit of party work
-(fit and score of one configuration on one fold; for FLoRA, one party's whole local search),
-divided by the workers (parallel efficiency = work_sum / (n_jobs x wall)), and the strategy's own
-server-side time (``configure`` + ``aggregate`` + ``recommend``). Because FLoRA's local searches
-fit their folds in threads inside a unit, a unit's wall time is not its work: part 2 also reports
+(fit and score of one configuration on one fold; for FLoRA with an adaptive local search, ``bo``
+or ``tpe``, one party's whole local search), divided by the workers (parallel efficiency =
+work_sum / (n_jobs x wall)), and the strategy's own server-side time (``configure`` +
+``aggregate`` + ``recommend``). FLoRA's default ``random`` local search draws its trials at once,
+so its units are single fits as grid search's. Because an adaptive local search fits its folds in
+threads inside a unit, that unit's wall time is not its work: part 2 also reports
 ``fit_sum``, the seconds of fitting and scoring of every (configuration, party, fold) from
 ``cv_results_`` (the rule of part 1; inflated when fits share cores with threads), and ``cpu``,
 the CPU seconds of this process and its workers (from ``/proc``) with

@@ -1,5 +1,10 @@
-"""FLoRA's party side: a party's own adaptive search, answered by any party (data or synthetic)
-through the :class:`~fedsearch.party.objective.LocalObjective` protocol."""
+"""FLoRA's party side: a party's own search, answered by any party (data or synthetic) through the
+:class:`~fedsearch.party.objective.LocalObjective` protocol.
+
+An adaptive search (``bo``, ``tpe``) is one unit of work: ask, evaluate, tell in turn. A search
+whose searcher does not adapt (``random``, ``adaptive = False``) on a deterministic party is
+drawn at once and its (trial, fold) fits are independent units, as a grid search's, so that the
+round keeps every worker busy; the reply is the same either way."""
 
 from __future__ import annotations
 
@@ -54,7 +59,7 @@ def _in_a_worker() -> bool:
 
 
 def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, seed, progress=None) -> _SearchOutput:
-    """A party's local search (runs in one worker): ask, evaluate, tell (Algorithm 1, line 3).
+    """A party's adaptive local search (runs in one worker): ask, evaluate, tell (Algorithm 1, line 3).
 
     ``evaluate(point) -> summary`` is the party's :meth:`LocalObjective.evaluator`; a data
     party's folds are fitted in threads when the search runs in a worker of a parallel round
