@@ -1,7 +1,8 @@
 """Progress of a search: scikit-learn's callbacks (``set_callbacks``) and ``verbose`` lines.
 
 The task tree a callback sees is ``fit -> round -> party -> unit of work`` (one configuration
-and fold; a FLoRA local search reports its trials one level further down), the events of the
+and fold; a FLoRA adaptive local search, ``bo`` or ``tpe``, is one unit and reports its trials
+one level further down), the events of the
 units coming from the workers as they run, as in scikit-learn's own searches.
 """
 
