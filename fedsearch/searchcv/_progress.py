@@ -2,8 +2,8 @@
 
 The task tree a callback sees is ``fit -> round -> party -> unit of work`` (one configuration
 and fold; a FLoRA adaptive local search, ``bo`` or ``tpe``, is one unit and reports its trials
-one level further down), the events of the
-units coming from the workers as they run, as in scikit-learn's own searches.
+one level further down), the events of the units coming from the workers as they run, as in
+scikit-learn's own searches.
 """
 
 from __future__ import annotations
