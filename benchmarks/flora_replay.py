@@ -105,11 +105,16 @@ def paper_picks(data_dir, model: str, dataset: str, parties: int = 3) -> dict:
                 for r in csv.DictReader(f) if r["model"] == MODELS[model] and r["run"] == run}
 
 
+def central_path(data_dir, model: str, dataset: str) -> Path:
+    """The file of the paper's centralised search of ``model`` on ``dataset`` (none for SVC on
+    electricity)."""
+    return runs_dir(data_dir) / MODELS[model] / "hpo_v_default" / (
+        f"{CENTRAL[dataset]}_balanced_accuracy_k10_I30_R5_S4_full.csv")
+
+
 def central_best(data_dir, model: str, dataset: str, names) -> tuple[dict, float]:
     """The paper's centralised search: its best configuration and its score (``a*``)."""
-    path = runs_dir(data_dir) / MODELS[model] / "hpo_v_default" / (
-        f"{CENTRAL[dataset]}_balanced_accuracy_k10_I30_R5_S4_full.csv")
-    params, scores = _read_pairs(path, names)
+    params, scores = _read_pairs(central_path(data_dir, model, dataset), names)
     best = int(np.argmax(scores))
     return params[best], float(scores[best])
 
@@ -131,21 +136,28 @@ def _seeded(estimator):
     return estimator.set_params(**{k: PAPER_SEED for k in estimator.get_params() if k.endswith("random_state")})
 
 
+def paper_frame(model: str, data_dir, dataset: str, n_jobs=None) -> Frame:
+    """The ``paper`` frame (see the module): it takes the bare estimator's parameter names."""
+    data = load_benchmark(dataset, data_dir)
+    X = data.data if model == "hgb" else MinMaxScaler().fit_transform(data.data)  # once, before any split
+    return Frame(_seeded(presets.get(model).estimator), X, data.target, list(
+        StratifiedKFold(10, shuffle=True, random_state=PAPER_SEED).split(X, data.target)), n_jobs)
+
+
 def frames(model: str, data_dir, dataset: str, n_repeats: int, n_jobs=None) -> dict:
     """The ``paper`` frame and, with ``n_repeats``, the ``repeated`` frame (see the module)."""
-    data = load_benchmark(dataset, data_dir)
-    X, y = data.data, data.target
-    paper_X = X if model == "hgb" else MinMaxScaler().fit_transform(X)  # the paper scaled once, before any split
-    out = {"paper": Frame(_seeded(presets.get(model).estimator), paper_X, y, list(
-        StratifiedKFold(10, shuffle=True, random_state=PAPER_SEED).split(paper_X, y)), n_jobs)}
+    out = {"paper": paper_frame(model, data_dir, dataset, n_jobs)}
     if n_repeats:  # scaled inside every fit
+        data = load_benchmark(dataset, data_dir)
+        X, y = data.data, data.target
         estimator = _seeded(presets.get(model, scaled=False if model == "hgb" else "minmax").estimator)
         out["repeated"] = Frame(estimator, X, y, list(
             RepeatedStratifiedKFold(n_splits=10, n_repeats=n_repeats, random_state=0).split(X, y)), n_jobs)
     return out
 
 
-def _unprefixed(params: dict) -> dict:
+def unprefixed(params: dict) -> dict:
+    """``estimator``'s parameter names (``svc__C``) as the paper's (``C``)."""
     return {k.rpartition("__")[2]: v for k, v in params.items()}
 
 
@@ -177,7 +189,7 @@ def replay(data_dir, model: str, dataset: str, *, n_repeats=0, surfaces=SURFACES
             for source, params in (("fedsearch", space.to_params(ours[s])), ("paper", picks[s][0])):
                 a = score(params, picks[s][1] if source == "paper" else None)
                 rows.append({"model": model, "dataset": dataset, "frame": frame_name, "surface": s,
-                             "source": source, "params": _unprefixed(params), "score": a, "b": b,
+                             "source": source, "params": unprefixed(params), "score": a, "b": b,
                              "a_star": a_star, "regret": relative_regret(a, a_star, b)})
     return rows
 

@@ -175,6 +175,29 @@ def test_flora_suite_scores_the_papers_picks_in_the_same_frame(tmp_path, capsys)
     assert "minus paper" in capsys.readouterr().out
 
 
+@pytest.mark.skipif(not (default_data_dir() / "flora_paper_runs" / "picks.csv").is_file(),
+                    reason="the FLoRA paper's runs of ../shared/data are absent")
+def test_flora_suite_in_the_paper_frame_gives_table_7_for_the_papers_picks(tmp_path, capsys):
+    # heart-statlog's rows are the paper's: its split, seed and a* reproduce Table 7 to the digit
+    argv = ["flora", "--datasets", "heart_statlog", "--n-iter", "2", "--folds", "2", "--seeds", "0",
+            "--split", "stratified", "--competitors", "--paper-picks", "--paper-frame", "--n-jobs", "1",
+            "--cache", str(tmp_path / "c.json"), "--output", str(tmp_path)]
+    assert main(argv) == 0
+    with open(tmp_path / "flora.csv") as f:
+        rows = {r["method"]: r for r in csv.DictReader(f)}
+    assert float(rows["aplm"]["baseline"]) == pytest.approx(0.7942, abs=5e-5)
+    assert float(rows["aplm"]["best"]) == pytest.approx(0.8558, abs=5e-5)  # the paper's 600-evaluation a*
+    table7 = {"sgm": 0.69, "sgm+u": 0.55, "aplm": 0.50, "mplm": 0.89}
+    assert {s: round(float(rows[f"paper:{s}"]["regret"]), 2) for s in table7} == table7
+    cached = json.loads((tmp_path / "c.json").read_text())
+    # fedsearch's own picks are scored in the same frame, under the frame's own keys
+    assert all(k.startswith("hgb|heart_statlog|paper frame|") for k in cached)
+    assert any(k.endswith(repr(sorted(json.loads(rows["aplm"]["best_params"]).items()))) for k in cached)
+    capsys.readouterr()
+    with pytest.raises(SystemExit, match="--scoring-repeats"):  # one split: no repeated scoring
+        main([*argv, "--scoring-repeats", "2"])
+
+
 def test_personal_suite_without_pyxab_reports_hct_as_unavailable(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "PyXAB.algos.HCT", None)
     status = main(["personal", "--part", "synthetic", "--objectives", "garland", "--n-iter", "20",
