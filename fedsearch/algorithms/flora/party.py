@@ -95,13 +95,18 @@ def run_local_search(evaluate, space, metric, stop_on_error, factory, n_iter, se
 def _drawn_trials(party, task: LocalSearchTask) -> list | None:
     """Every trial of a search that does not adapt to the scores (its searcher's ``adaptive =
     False``), asked in order, when the party's evaluations are deterministic; else None (the
-    search runs as one unit). Cheap, so the reply draws them again instead of keeping state."""
+    search runs as one unit). Cheap, so the reply draws them again instead of keeping state. A
+    searcher that fails to propose also gives None: the one-unit search then records its failure
+    after the trials before it, as it does for an adaptive searcher."""
     factory = local_search_factory(task.method)
     if not party.deterministic or getattr(factory, "adaptive", True):
         return None
-    searcher = factory(party.space, task.seed)
-    asked = np.array([searcher.ask() for _ in range(int(task.n_iter))]).reshape(int(task.n_iter), party.n_dims)
-    return list(party.space.canonical(asked))
+    try:
+        searcher = factory(party.space, task.seed)
+        asked = np.array([searcher.ask() for _ in range(int(task.n_iter))])
+    except Exception:  # noqa: BLE001 - the one unit replays it and reports it as data
+        return None
+    return list(party.space.canonical(asked.reshape(int(task.n_iter), party.n_dims)))
 
 
 def _distinct(trials: list) -> tuple[list, list]:
