@@ -146,8 +146,9 @@ def add_arguments(parser) -> None:
                              "random_state=5489) split of the pooled data, the estimator's random_state "
                              "5489, SVC / MLP data min-max scaled over the whole dataset; b the default's "
                              "score there, a* the best of the paper's 600 centralised evaluations "
-                             "(flora_paper_runs). With --paper-picks the paper's own regrets come out "
-                             "(Tables 7-9; oil spill's picks re-scored with 10 folds)")
+                             "(flora_paper_runs). With --paper-picks, the paper's picks get its Table 7 "
+                             "regrets where the data file holds the paper's rows in its order "
+                             "(heart-statlog, sonar)")
     parser.add_argument("--n-validate", type=int, nargs="*", default=[], metavar="K",
                         help="also record FLoRASearchCV(n_validate=K)'s validated pick of every surface "
                              "(method '<surface>+v<K>'), from the same fit as the plain picks: the fit "
@@ -323,7 +324,6 @@ class _PooledScores(_CachedScores):
         if search_folds is not None:  # score out of sample from now on
             self.folds = folds
             self._prefix = f"{tag}|{_folds_tag(folds)}|"
-        self.best_params = best_params
         self.best = self(best_params) if best_params is not None else float("nan")
         self.baseline = self(default)
 
@@ -349,7 +349,7 @@ class _PaperFrameScores(_CachedScores):
         self._frame = flora_replay.paper_frame(model, data_dir, name, n_jobs)
         self._prefix = f"{model}|{name}|paper frame|"
         names = [n.rpartition("__")[2] for n in space.param_names]
-        self.best_params, self.best = flora_replay.central_best(data_dir, model, name, names)
+        _, self.best = flora_replay.central_best(data_dir, model, name, names)
         self.baseline = self(default)
 
     def _score(self, params) -> float:
