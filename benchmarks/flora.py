@@ -276,10 +276,7 @@ class _CachedScores:
     """A configuration's pooled score (``self(params)``), each taken once: ``store`` (a dict,
     ``--cache``) keeps them across runs under keys that start with ``self._prefix`` (what the
     score depends on besides the configuration). Subclasses set ``baseline`` (``b``), ``best``
-    (``a*``) and ``_score``."""
-
-    baseline = best = float("nan")
-    _prefix = ""
+    (``a*``), ``_prefix`` and ``_score``."""
 
     def __init__(self, store=None):
         self._cache = {} if store is None else store
@@ -344,9 +341,9 @@ class _PaperFrameScores(_CachedScores):
     paper's 600 centralised evaluations (``flora_paper_runs``), taken on that same split.
     """
 
-    def __init__(self, model, name, data_dir, n_jobs, *, default, space, store=None):
+    def __init__(self, model, name, X, y, n_jobs, *, data_dir, default, space, store=None):
         super().__init__(store)
-        self._frame = flora_replay.paper_frame(model, data_dir, name, n_jobs)
+        self._frame = flora_replay.paper_frame(model, X, y, n_jobs)
         self._prefix = f"{model}|{name}|paper frame|"
         names = [n.rpartition("__")[2] for n in space.param_names]
         _, self.best = flora_replay.central_best(data_dir, model, name, names)
@@ -467,8 +464,8 @@ def run(args) -> None:
                     if not flora_replay.central_path(args.data_dir, model, name).is_file():
                         print(f"{model} {name}: the paper has no centralised search, so no paper frame; skipped")
                         continue
-                    pooled = _PaperFrameScores(model, name, args.data_dir, args.n_jobs, default=default,
-                                               space=space, store=store)
+                    pooled = _PaperFrameScores(model, name, X, y, args.n_jobs, data_dir=args.data_dir,
+                                               default=default, space=space, store=store)
                 elif args.scoring_repeats > 1:  # low-noise: other splits, a* out of sample
                     folds = RepeatedStratifiedKFold(n_splits=k, n_repeats=args.scoring_repeats, random_state=1)
                     pooled = _PooledScores(estimator, X, y, folds, args.n_jobs, default=default, space=space,

@@ -136,20 +136,20 @@ def _seeded(estimator):
     return estimator.set_params(**{k: PAPER_SEED for k in estimator.get_params() if k.endswith("random_state")})
 
 
-def paper_frame(model: str, data_dir, dataset: str, n_jobs=None) -> Frame:
-    """The ``paper`` frame (see the module): it takes the bare estimator's parameter names."""
-    data = load_benchmark(dataset, data_dir)
-    X = data.data if model == "hgb" else MinMaxScaler().fit_transform(data.data)  # once, before any split
-    return Frame(_seeded(presets.get(model).estimator), X, data.target, list(
-        StratifiedKFold(10, shuffle=True, random_state=PAPER_SEED).split(X, data.target)), n_jobs)
+def paper_frame(model: str, X, y, n_jobs=None) -> Frame:
+    """The ``paper`` frame (see the module) on the pooled data ``X, y``: it takes the bare
+    estimator's parameter names."""
+    X = X if model == "hgb" else MinMaxScaler().fit_transform(X)  # once, before any split
+    return Frame(_seeded(presets.get(model).estimator), X, y, list(
+        StratifiedKFold(10, shuffle=True, random_state=PAPER_SEED).split(X, y)), n_jobs)
 
 
 def frames(model: str, data_dir, dataset: str, n_repeats: int, n_jobs=None) -> dict:
     """The ``paper`` frame and, with ``n_repeats``, the ``repeated`` frame (see the module)."""
-    out = {"paper": paper_frame(model, data_dir, dataset, n_jobs)}
+    data = load_benchmark(dataset, data_dir)
+    X, y = data.data, data.target
+    out = {"paper": paper_frame(model, X, y, n_jobs)}
     if n_repeats:  # scaled inside every fit
-        data = load_benchmark(dataset, data_dir)
-        X, y = data.data, data.target
         estimator = _seeded(presets.get(model, scaled=False if model == "hgb" else "minmax").estimator)
         out["repeated"] = Frame(estimator, X, y, list(
             RepeatedStratifiedKFold(n_splits=10, n_repeats=n_repeats, random_state=0).split(X, y)), n_jobs)

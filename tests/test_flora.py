@@ -303,24 +303,26 @@ def test_random_search_drawn_at_once_replies_as_the_one_unit_search():
 
 
 class _RandomThatStops(RandomLocalSearch):
-    """Random search whose fourth proposal fails."""
+    """Random search whose fourth proposal fails: it raises, or (``invalid``) leaves the cube."""
+
+    invalid = False
 
     def ask(self):
         self._asked = getattr(self, "_asked", 0) + 1
         if self._asked > 3:
+            if self.invalid:
+                return np.full(self.space.n_dims, 1.5)
             raise RuntimeError("no proposal left")
         return super().ask()
 
 
-class _RandomThatStopsAsOneUnit(_RandomThatStops):
-    adaptive = True
-
-
-def test_a_non_adaptive_searcher_that_fails_replies_as_an_adaptive_one():
+@pytest.mark.parametrize("invalid", [False, True])
+def test_a_non_adaptive_searcher_that_fails_replies_as_an_adaptive_one(invalid):
     """The failure of a searcher that does not adapt is recorded after the trials before it, as
     for an adaptive searcher, not raised out of the party."""
-    register_local_search("random-that-stops", _RandomThatStops)
-    register_local_search("random-that-stops-as-one-unit", _RandomThatStopsAsOneUnit)
+    stops = type("Stops", (_RandomThatStops,), {"invalid": invalid})
+    register_local_search("random-that-stops", stops)
+    register_local_search("random-that-stops-as-one-unit", type("StopsAsOneUnit", (stops,), {"adaptive": True}))
     replies = {}
     for method in ("random-that-stops", "random-that-stops-as-one-unit"):
         party = Party(0, *party_data(0.2, 1.0), estimator=Offset(), space=SearchSpace({"theta": (0.0, 1.0)}),
@@ -328,7 +330,8 @@ def test_a_non_adaptive_searcher_that_fails_replies_as_an_adaptive_one():
         task = LocalSearchTask(8, method=method, seed=3)
         replies[method] = party.reply(task, [unit.func(*unit.args) for unit in party.units(task)])
     drawn, one = replies.values()
-    assert drawn.n_evaluations == 3 and drawn.kind == "local_search" and "RuntimeError" in drawn.error
+    assert drawn.n_evaluations == 3 and drawn.kind == "local_search"
+    assert ("ValueError" if invalid else "RuntimeError") in drawn.error
     assert drawn.error == one.error
     for key in ("points", "losses", "trials", "n_evaluations", "n_failed"):
         np.testing.assert_array_equal(getattr(drawn, key), getattr(one, key))

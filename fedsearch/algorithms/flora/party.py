@@ -101,17 +101,16 @@ def _drawn_trials(party, task: LocalSearchTask) -> list | None:
     factory = local_search_factory(task.method)
     if not party.deterministic or getattr(factory, "adaptive", True):
         return None
-    try:
+    try:  # an invalid point is a failure to propose too, as in the one-unit search
         searcher = factory(party.space, task.seed)
-        asked = np.array([searcher.ask() for _ in range(int(task.n_iter))])
+        return list(party.space.canonical(np.array([searcher.ask() for _ in range(int(task.n_iter))])))
     except Exception:  # noqa: BLE001 - the one unit replays it and reports it as data
         return None
-    return list(party.space.canonical(asked.reshape(int(task.n_iter), party.n_dims)))
 
 
-def _distinct(trials: list) -> tuple[list, list]:
-    """The distinct points of ``trials`` in order of first appearance, and each trial's index
-    among them."""
+def _distinct(trials: list) -> tuple[np.ndarray, list]:
+    """The distinct points of ``trials`` in order of first appearance (rows), and each trial's
+    index among them."""
     position, distinct, index = {}, [], []
     for u in trials:
         key = point_key(u)
@@ -119,7 +118,7 @@ def _distinct(trials: list) -> tuple[list, list]:
             position[key] = len(distinct)
             distinct.append(u)
         index.append(position[key])
-    return distinct, index
+    return np.array(distinct), index
 
 
 def _units_local_search(party, task: LocalSearchTask) -> list[Unit]:
@@ -132,8 +131,7 @@ def _units_local_search(party, task: LocalSearchTask) -> list[Unit]:
                          f"it knows {local_search_methods()}.")
     drawn = _drawn_trials(party, task)
     if drawn is not None:  # every (trial, fold) is its own unit, as in a grid search
-        distinct, _ = _distinct(drawn)
-        return party.evaluation_units(np.array(distinct).reshape(len(distinct), party.n_dims))
+        return party.evaluation_units(_distinct(drawn)[0])
     return [Unit(run_local_search, (
         party.evaluator(task.seed), party.space, party.metric, party.error_score == "raise",
         local_search_factory(task.method), int(task.n_iter), task.seed,
@@ -147,7 +145,7 @@ def _search_output(party, task: LocalSearchTask, outputs: list) -> _SearchOutput
     if drawn is None:
         return outputs[0]
     distinct, index = _distinct(drawn)
-    summaries = party.summarise(np.array(distinct).reshape(len(distinct), party.n_dims), outputs)
+    summaries = party.summarise(distinct, outputs)
     trials, seen = [], set()
     for u, i in zip(drawn, index):
         trials.append((u, summaries[i], i in seen))
